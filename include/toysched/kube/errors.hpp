@@ -1,0 +1,51 @@
+// Error codes of the Kubernetes client, one documented value per failure.
+// Expected failures are values: boost::system::result<T> carrying these
+// codes (plus, where the server sent one, its decoded Status beside it).
+#pragma once
+
+#include <boost/system/error_code.hpp>
+#include <boost/system/result.hpp>
+
+#include <string>
+#include <type_traits>
+
+namespace toysched::kube {
+
+enum class errc {
+  ok = 0,
+  // configuration
+  config_invalid = 1,           // a kubeconfig or in-cluster config that cannot be used
+  config_unsupported_auth,      // exec / auth-provider users
+  config_not_found,             // no --kubeconfig, $KUBECONFIG, in-cluster env or ~/.kube/config
+  config_unreadable,            // a kubeconfig, CA, certificate, key or token file that cannot be read
+  config_malformed,             // bad YAML, a field of the wrong type, bad base64
+  token_unreadable,             // a token file that could not be re-read (the last token is kept)
+  // decoding what the server sent
+  json_malformed = 20,          // not JSON, or the wrong JSON type where an object was needed
+  json_missing_field,           // a field scheduling cannot do without (name, uid, ...)
+  object_too_large,             // a single object or event beyond the decoder's limit
+  stream_truncated,             // a watch stream that ended in the middle of an event
+  quantity_invalid,             // "12x", "", "1.2.3"
+  quantity_overflow,            // beyond int64 in the unit we count in
+  // transport
+  connect_timeout = 40,
+  request_timeout,
+  tls_failed,
+  http_status,                  // a non-success HTTP status; the Status is kept beside it
+  // protocol
+  watch_expired = 60,           // 410 Gone / reason Expired: relist
+};
+
+const boost::system::error_category& error_category() noexcept;
+
+inline boost::system::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), error_category()};
+}
+
+template <class T>
+using result = boost::system::result<T>;
+
+}  // namespace toysched::kube
+
+template <>
+struct boost::system::is_error_code_enum<toysched::kube::errc> : std::true_type {};

@@ -1,0 +1,70 @@
+// Command-line options of toy-scheduler.
+//
+// The flags are kube-scheduler's where it has one with the same meaning
+// (names and defaults), so the drills' command lines work unchanged:
+//   toy-scheduler --kubeconfig ~/.kube/config --scheduler-name default-scheduler -v=4
+// Options is a plain struct passed down from main(); nothing reads flags
+// from anywhere else.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace toysched {
+
+struct LeaderElectionOptions {
+  bool enabled = false;  // --leader-elect (kube-scheduler defaults to true in cluster; we are opt-in)
+  std::chrono::milliseconds lease_duration{15'000};  // how long a silent holder keeps the lease
+  std::chrono::milliseconds renew_deadline{10'000};  // the leader steps down if it cannot renew within this
+  std::chrono::milliseconds retry_period{2'000};     // renew / acquire attempt interval
+  std::string resource_namespace = "kube-system";
+  std::string resource_name;  // empty: the scheduler name
+  std::string identity;       // empty: $POD_NAME, else hostname_<random>
+};
+
+struct Options {
+  std::string kubeconfig;  // empty: $KUBECONFIG, then in-cluster
+  std::string context;     // empty: the kubeconfig's current-context
+  std::string scheduler_name = "toy-scheduler";
+  int verbosity = 0;  // klog -v
+
+  LeaderElectionOptions leader_election;
+
+  // Client-side rate limit towards the API server (kube-scheduler's 50/100);
+  // a negative qps turns the limiter off.
+  double kube_api_qps = 50;
+  int kube_api_burst = 100;
+
+  // Binds in flight at once; the scheduling cycle never waits on them.
+  int bind_parallelism = 16;
+
+  std::string metrics_bind_address = "127.0.0.1:10251";
+  std::string crash_at;  // POINT[:N], or "list"
+};
+
+// What parse_options decided: run with these options, or exit now (help,
+// version, a bad flag) with this text and status.
+struct ExitNow {
+  int status = 0;
+  std::string out;  // for stdout (help, version)
+  std::string err;  // one error line for stderr
+};
+using ParseResult = std::variant<Options, ExitNow>;
+
+ParseResult parse_options(std::vector<std::string> args);
+
+// Go-style durations as kube flags take them: "15s", "1m30s", "250ms", "2h".
+// Returns nothing for garbage, negative values or overflow.
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+
+// The checks client-go makes on a leader-election config:
+// lease > renew deadline > 1.2 x retry period, all positive. Empty = valid.
+std::string validate_leader_election(const LeaderElectionOptions& le);
+
+std::string version_string();
+
+}  // namespace toysched

@@ -1,0 +1,155 @@
+#include "toysched/options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+#include "toysched_version.h"
+
+namespace toysched {
+
+std::string version_string() {
+  return std::string("toy-scheduler ") + TOYSCHED_VERSION + " (Kubernetes API " +
+         TOYSCHED_KUBERNETES_VERSION + ")";
+}
+
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view s) {
+  // A sequence of <decimal number><unit>; units as Go's time.ParseDuration.
+  // "0" alone is allowed. Resolution is the millisecond (anything finer rounds up).
+  if (s == "0") return std::chrono::milliseconds{0};
+  if (s.empty()) return std::nullopt;
+  long double total_ns = 0;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t start = i;
+    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+    if (i == start) return std::nullopt;
+    std::string number(s.substr(start, i - start));
+    if (number == "." || std::count(number.begin(), number.end(), '.') > 1) return std::nullopt;
+    long double value = std::strtold(number.c_str(), nullptr);
+    std::size_t ustart = i;
+    while (i < s.size() && !((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+    std::string_view unit = s.substr(ustart, i - ustart);
+    long double scale;
+    if (unit == "ns") scale = 1;
+    else if (unit == "us" || unit == "µs") scale = 1e3;
+    else if (unit == "ms") scale = 1e6;
+    else if (unit == "s") scale = 1e9;
+    else if (unit == "m") scale = 60e9;
+    else if (unit == "h") scale = 3600e9;
+    else return std::nullopt;
+    total_ns += value * scale;
+    if (total_ns > 9.2e18L) return std::nullopt;  // beyond int64 nanoseconds, as Go refuses
+  }
+  return std::chrono::milliseconds{static_cast<std::int64_t>(std::ceil(total_ns / 1e6L))};
+}
+
+std::string validate_leader_election(const LeaderElectionOptions& le) {
+  using std::chrono::milliseconds;
+  if (le.lease_duration <= milliseconds{0} || le.renew_deadline <= milliseconds{0} ||
+      le.retry_period <= milliseconds{0})
+    return "leader election durations must be positive";
+  if (le.lease_duration <= le.renew_deadline)
+    return "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline";
+  if (le.renew_deadline.count() * 10 <= le.retry_period.count() * 12)
+    return "--leader-elect-renew-deadline must be greater than 1.2 x --leader-elect-retry-period";
+  return {};
+}
+
+namespace {
+
+// klog spells verbosity -v=4, --v=4, -v 4 or --v 4. CLI11 reads all but the
+// first, so rewrite it. Single-dash long flags (-kubeconfig=x) are Go's flag
+// package, not pflag: kube-scheduler refuses them and so do we.
+std::vector<std::string> normalize(std::vector<std::string> args) {
+  for (auto& a : args)
+    if (a.rfind("-v=", 0) == 0) a = "--v=" + a.substr(3);
+  return args;
+}
+
+CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& into,
+                          const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          name,
+          [&into, name](const std::string& text) {
+            auto d = parse_duration(text);
+            if (!d) throw CLI::ValidationError(name, "invalid duration \"" + text + "\"");
+            into = *d;
+          },
+          help)
+      ->type_name("DURATION");
+}
+
+}  // namespace
+
+ParseResult parse_options(std::vector<std::string> args) {
+  Options o;
+  CLI::App app{"toy-scheduler: a Kubernetes scheduler on one event loop.", "toy-scheduler"};
+  app.set_version_flag("--version", version_string());
+  app.option_defaults()->always_capture_default();
+  app.get_formatter()->column_width(44);
+
+  app.add_option("--kubeconfig", o.kubeconfig,
+                 "Path to a kubeconfig file. Empty: $KUBECONFIG, then the in-cluster config.");
+  app.add_option("--context", o.context, "The kubeconfig context to use (default: current-context).");
+  app.add_option("--scheduler-name", o.scheduler_name,
+                 "Schedule pods whose spec.schedulerName is this.");
+  app.add_option("-v,--v", o.verbosity, "Log level verbosity (klog levels; 2 is production).")
+      ->check(CLI::Range(0, 10));
+
+  auto& le = o.leader_election;
+  app.add_flag("--leader-elect", le.enabled,
+               "Take a Lease before scheduling, so only one replica decides.");
+  add_duration(app, "--leader-elect-lease-duration", le.lease_duration,
+               "How long a standby waits after the leader's last renew before taking over. [15s]");
+  add_duration(app, "--leader-elect-renew-deadline", le.renew_deadline,
+               "The leader gives up if it cannot renew within this. [10s]");
+  add_duration(app, "--leader-elect-retry-period", le.retry_period,
+               "Interval between acquire and renew attempts. [2s]");
+  app.add_option("--leader-elect-resource-namespace", le.resource_namespace,
+                 "Namespace of the Lease.");
+  app.add_option("--leader-elect-resource-name", le.resource_name,
+                 "Name of the Lease (default: the scheduler name).");
+  app.add_option("--leader-elect-identity", le.identity,
+                 "Holder identity (default: $POD_NAME, else hostname_<random>).");
+
+  app.add_option("--kube-api-qps", o.kube_api_qps,
+                 "Requests per second to the API server; negative turns the limit off.");
+  app.add_option("--kube-api-burst", o.kube_api_burst, "Burst above --kube-api-qps.")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--bind-parallelism", o.bind_parallelism, "Binding requests in flight at once.")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--metrics-bind-address", o.metrics_bind_address,
+                 "host:port of /healthz, /readyz, /metrics and /debug.");
+  app.add_option("--crash-at", o.crash_at,
+                 "POINT[:N]: dump tasks and die on the Nth arrival at await point POINT; "
+                 "'list' prints the points.");
+
+  auto argv = normalize(std::move(args));
+  std::vector<std::string> reversed(argv.rbegin(), argv.rend());  // CLI11 wants them reversed
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForVersion&) {  // before Success: it derives from it
+    return ExitNow{0, version_string() + "\n", {}};
+  } catch (const CLI::Success&) {
+    std::ostringstream out;
+    out << app.help();
+    return ExitNow{0, out.str(), {}};
+  } catch (const CLI::ParseError& e) {
+    return ExitNow{1, {}, std::string("toy-scheduler: ") + e.what()};
+  }
+  if (!app.remaining().empty())
+    return ExitNow{1, {}, "toy-scheduler: unexpected argument \"" + app.remaining().front() + "\""};
+  if (le.resource_name.empty()) le.resource_name = o.scheduler_name;
+  if (o.scheduler_name.empty()) return ExitNow{1, {}, "toy-scheduler: --scheduler-name must not be empty"};
+  if (le.enabled) {
+    if (auto why = validate_leader_election(le); !why.empty())
+      return ExitNow{1, {}, "toy-scheduler: invalid leader election configuration: " + why};
+  }
+  return o;
+}
+
+}  // namespace toysched

@@ -1,0 +1,109 @@
+#include <doctest/doctest.h>
+
+#include "toysched/options.hpp"
+
+using namespace toysched;
+using namespace std::chrono_literals;
+
+namespace {
+Options parse_ok(std::vector<std::string> args) {
+  auto r = parse_options(std::move(args));
+  auto* o = std::get_if<Options>(&r);
+  REQUIRE_MESSAGE(o != nullptr, (std::get_if<ExitNow>(&r) ? std::get<ExitNow>(r).err : ""));
+  return *o;
+}
+ExitNow parse_exit(std::vector<std::string> args) {
+  auto r = parse_options(std::move(args));
+  auto* e = std::get_if<ExitNow>(&r);
+  REQUIRE(e != nullptr);
+  return *e;
+}
+}  // namespace
+
+TEST_CASE("defaults are kube-scheduler's") {
+  auto o = parse_ok({});
+  CHECK(o.scheduler_name == "toy-scheduler");
+  CHECK(o.verbosity == 0);
+  CHECK(o.kube_api_qps == 50);
+  CHECK(o.kube_api_burst == 100);
+  CHECK(o.bind_parallelism == 16);
+  CHECK_FALSE(o.leader_election.enabled);
+  CHECK(o.leader_election.lease_duration == 15s);
+  CHECK(o.leader_election.renew_deadline == 10s);
+  CHECK(o.leader_election.retry_period == 2s);
+  CHECK(o.leader_election.resource_namespace == "kube-system");
+  CHECK(o.leader_election.resource_name == "toy-scheduler");
+}
+
+TEST_CASE("the drill's command line parses") {
+  auto o = parse_ok({"--kubeconfig=/root/.kube/config", "--scheduler-name=default-scheduler", "-v=4"});
+  CHECK(o.kubeconfig == "/root/.kube/config");
+  CHECK(o.scheduler_name == "default-scheduler");
+  CHECK(o.verbosity == 4);
+  CHECK(o.leader_election.resource_name == "default-scheduler");
+}
+
+TEST_CASE("every klog spelling of -v") {
+  CHECK(parse_ok({"-v=3"}).verbosity == 3);
+  CHECK(parse_ok({"--v=5"}).verbosity == 5);
+  CHECK(parse_ok({"-v", "2"}).verbosity == 2);
+  CHECK(parse_ok({"--v", "10"}).verbosity == 10);
+  CHECK(parse_exit({"-v=11"}).status == 1);
+}
+
+TEST_CASE("--version and --help exit 0 with text on stdout") {
+  auto v = parse_exit({"--version"});
+  CHECK(v.status == 0);
+  CHECK(v.out.find("toy-scheduler") != std::string::npos);
+  auto h = parse_exit({"--help"});
+  CHECK(h.status == 0);
+  CHECK(h.out.find("--leader-elect-lease-duration") != std::string::npos);
+  CHECK(h.out.find("--kube-api-qps") != std::string::npos);
+}
+
+TEST_CASE("bad flags are one error line and status 1") {
+  auto e = parse_exit({"--no-such-flag"});
+  CHECK(e.status == 1);
+  CHECK(e.err.find("--no-such-flag") != std::string::npos);
+  CHECK(e.err.find('\n') == std::string::npos);
+  CHECK(parse_exit({"--bind-parallelism=0"}).status == 1);
+  CHECK(parse_exit({"--kube-api-burst=-1"}).status == 1);
+  CHECK(parse_exit({"--scheduler-name="}).status == 1);
+  CHECK(parse_exit({"stray"}).status == 1);
+  auto d = parse_exit({"--leader-elect-retry-period=soon"});
+  CHECK(d.status == 1);
+  CHECK(d.err.find("invalid duration \"soon\"") != std::string::npos);
+}
+
+TEST_CASE("leader election timing: lease > renew > 1.2 x retry") {
+  auto o = parse_ok({"--leader-elect", "--leader-elect-lease-duration=4s",
+                     "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=500ms"});
+  CHECK(o.leader_election.enabled);
+  CHECK(o.leader_election.lease_duration == 4s);
+  CHECK(o.leader_election.retry_period == 500ms);
+  auto e = parse_exit({"--leader-elect", "--leader-elect-lease-duration=10s"});
+  CHECK(e.status == 1);
+  CHECK(e.err.find("lease-duration must be greater") != std::string::npos);
+  CHECK(parse_exit({"--leader-elect", "--leader-elect-retry-period=9s"}).status == 1);
+  // 10s renew vs 1.2 x 8.4s = 10.08s: refused; 8s: 9.6s, accepted.
+  CHECK(parse_exit({"--leader-elect", "--leader-elect-retry-period=8400ms"}).status == 1);
+  CHECK(parse_ok({"--leader-elect", "--leader-elect-retry-period=8s"}).leader_election.enabled);
+  // Without --leader-elect the timings are not checked (they are not used).
+  CHECK(parse_ok({"--leader-elect-lease-duration=1s"}).leader_election.lease_duration == 1s);
+}
+
+TEST_CASE("Go durations") {
+  CHECK(parse_duration("15s") == 15s);
+  CHECK(parse_duration("1m30s") == 90s);
+  CHECK(parse_duration("250ms") == 250ms);
+  CHECK(parse_duration("1.5h") == 5400s);
+  CHECK(parse_duration("0") == 0ms);
+  CHECK(parse_duration("1500us") == 2ms);  // rounds up to our resolution
+  CHECK_FALSE(parse_duration(""));
+  CHECK_FALSE(parse_duration("15"));
+  CHECK_FALSE(parse_duration("s"));
+  CHECK_FALSE(parse_duration("-1s"));
+  CHECK_FALSE(parse_duration("1.2.3s"));
+  CHECK_FALSE(parse_duration("10d"));
+  CHECK_FALSE(parse_duration("99999999999h"));
+}
