@@ -1,0 +1,155 @@
+package main
+
+// The controllers a Deployment needs, constructed directly (as Kubernetes'
+// integration tests do) instead of through kube-controller-manager: no kcm
+// flag sets (their feature-gate registration clashes with the apiserver's
+// in one process), no ports, no leader election, and only what we use:
+//
+//   deployment → replicaset → pods; garbage collector (deleting a
+//   Deployment deletes its ReplicaSets and pods); namespace (deleted
+//   namespaces are emptied and go away); serviceaccount (every namespace
+//   gets a "default" ServiceAccount, as in a real cluster).
+//
+// Notably absent: node-lifecycle and taint-eviction, which would mark the
+// fake nodes NotReady because no kubelet heartbeats them.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	cacheddiscovery "k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/controller-manager/pkg/informerfactory"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/controller/deployment"
+	"k8s.io/kubernetes/pkg/controller/garbagecollector"
+	"k8s.io/kubernetes/pkg/controller/namespace"
+	"k8s.io/kubernetes/pkg/controller/replicaset"
+	"k8s.io/kubernetes/pkg/controller/serviceaccount"
+)
+
+// Worker counts: kube-controller-manager's defaults.
+const (
+	deploymentWorkers = 5
+	replicaSetWorkers = 5
+	gcWorkers         = 20
+	namespaceWorkers  = 10
+	saWorkers         = 1
+)
+
+func startControllers(ctx context.Context, cfg *rest.Config) error {
+	// Each controller gets its own client and user agent (visible in
+	// apiserver logs and managedFields); all share cfg's raised QPS/burst.
+	var err error
+	clientFor := func(name string) (*kubernetes.Clientset, *rest.Config) {
+		c := rest.CopyConfig(cfg)
+		c.UserAgent = "kube-lab/" + name
+		cs, e := kubernetes.NewForConfig(c)
+		if e != nil && err == nil {
+			err = e
+		}
+		return cs, c
+	}
+	sharedClient, _ := clientFor("shared-informers")
+	dcClient, _ := clientFor("deployment-controller")
+	rsClient, _ := clientFor("replicaset-controller")
+	saClient, _ := clientFor("serviceaccount-controller")
+	nsClient, nsCfg := clientFor("namespace-controller")
+	if err != nil {
+		return err
+	}
+	nsMeta, err := metadata.NewForConfig(nsCfg)
+	if err != nil {
+		return err
+	}
+
+	factory := informers.NewSharedInformerFactory(sharedClient, 0)
+	dc, err := deployment.NewDeploymentController(ctx,
+		factory.Apps().V1().Deployments(), factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods(), dcClient)
+	if err != nil {
+		return fmt.Errorf("deployment controller: %w", err)
+	}
+	rsc := replicaset.NewReplicaSetController(ctx,
+		factory.Apps().V1().ReplicaSets(), factory.Core().V1().Pods(), rsClient, replicaset.BurstReplicas)
+	sac, err := serviceaccount.NewServiceAccountsController(klog.FromContext(ctx),
+		factory.Core().V1().ServiceAccounts(), factory.Core().V1().Namespaces(), saClient,
+		serviceaccount.DefaultServiceAccountsControllerOptions())
+	if err != nil {
+		return fmt.Errorf("serviceaccount controller: %w", err)
+	}
+	nsc := namespace.NewNamespaceController(ctx, nsClient, nsMeta,
+		nsClient.Discovery().ServerPreferredNamespacedResources,
+		factory.Core().V1().Namespaces(), 5*time.Minute, corev1.FinalizerKubernetes)
+
+	gc, gcSync, err := newGarbageCollector(ctx, cfg, factory)
+	if err != nil {
+		return fmt.Errorf("garbage collector: %w", err)
+	}
+
+	// Controllers register their informers in their constructors; start
+	// the factory after all of them, then wait for the caches.
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("informer for %v did not sync", typ)
+		}
+	}
+	go dc.Run(ctx, deploymentWorkers)
+	go rsc.Run(ctx, replicaSetWorkers)
+	go sac.Run(ctx, saWorkers)
+	go nsc.Run(ctx, namespaceWorkers)
+	gcSync()
+
+	// The GC builds its dependency graph from one monitor per deletable
+	// resource; wait until they have synced so "ready" means deletes cascade.
+	logger := klog.FromContext(ctx)
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		return gc.IsSynced(logger), nil
+	})
+	if err != nil {
+		return fmt.Errorf("garbage collector monitors did not sync: %w", err)
+	}
+	return nil
+}
+
+// newGarbageCollector builds the GC on typed informers (shared) plus
+// metadata informers for every other resource. The returned function
+// starts it; the GC starts its own monitors' informers.
+func newGarbageCollector(ctx context.Context, cfg *rest.Config, factory informers.SharedInformerFactory) (*garbagecollector.GarbageCollector, func(), error) {
+	c := rest.CopyConfig(cfg)
+	c.UserAgent = "kube-lab/garbage-collector"
+	client, err := newClient(c, c.UserAgent)
+	if err != nil {
+		return nil, nil, err
+	}
+	meta, err := metadata.NewForConfig(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cacheddiscovery.NewMemCacheClient(client.Discovery()))
+	mapper.Reset()
+	metaFactory := metadatainformer.NewSharedInformerFactory(meta, 0)
+	started := make(chan struct{})
+	close(started) // our factory is started before the GC runs
+	gc, err := garbagecollector.NewGarbageCollector(ctx, client, meta, mapper,
+		garbagecollector.DefaultIgnoredResources(),
+		informerfactory.NewInformerFactory(factory, metaFactory), started)
+	if err != nil {
+		return nil, nil, err
+	}
+	const period = 30 * time.Second // kcm's discovery resync period
+	run := func() {
+		go wait.Until(mapper.Reset, period, ctx.Done())
+		go gc.Run(ctx, gcWorkers, period)
+		go gc.Sync(ctx, client.Discovery(), period)
+	}
+	return gc, run, nil
+}
