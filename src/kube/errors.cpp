@@ -22,6 +22,8 @@ class category final : public boost::system::error_category {
       case errc::quantity_invalid: return "invalid quantity";
       case errc::quantity_overflow: return "quantity out of range";
       case errc::connect_timeout: return "connect timed out";
+      case errc::connect_failed: return "connect failed";
+      case errc::connection_lost: return "connection lost";
       case errc::request_timeout: return "request timed out";
       case errc::tls_failed: return "TLS handshake failed";
       case errc::http_status: return "HTTP error status";

@@ -1,1 +1,579 @@
+// Client configuration: kubeconfig files written into a temp dir, the
+// in-cluster config from an injected environment, the loading order, and the
+// rotating token source on a fake clock.
+#include "toysched/kube/config.hpp"
+
+#include "toysched/kube/errors.hpp"
+
 #include <doctest/doctest.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <random>
+
+namespace fs = std::filesystem;
+using namespace toysched::kube;
+
+namespace {
+
+// A fresh directory per test, removed afterwards.
+struct TempDir {
+  fs::path root;
+  TempDir() {
+    static std::atomic<int> n{0};
+    root = fs::temp_directory_path() /
+           ("toysched-config-" + std::to_string(std::random_device{}()) + "-" + std::to_string(n++));
+    fs::create_directories(root);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  fs::path write(const fs::path& rel, std::string_view text) const {
+    const fs::path p = root / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+};
+
+struct FakeEnv {
+  std::map<std::string, std::string> vars;
+  fs::path sa_dir;
+  Environment env() const {
+    Environment e;
+    e.lookup = [v = vars](const std::string& k) -> std::optional<std::string> {
+      auto it = v.find(k);
+      if (it == v.end()) return std::nullopt;
+      return it->second;
+    };
+    e.serviceaccount_dir = sa_dir;
+    return e;
+  }
+};
+
+// "CA-PEM" etc. in base64, so tests can see which source a field came from.
+constexpr const char* kCaB64 = "Q0EtUEVN";      // CA-PEM
+constexpr const char* kCertB64 = "Q0VSVC1QRU0=";  // CERT-PEM
+constexpr const char* kKeyB64 = "S0VZLVBFTQ==";   // KEY-PEM
+
+// Expects a failure with this code whose one-line message contains every needle.
+template <class T>
+void require_error(const config_result<T>& r, errc code, std::initializer_list<std::string_view> needles) {
+  REQUIRE_FALSE(r.has_value());
+  INFO(r.error().message);
+  CHECK(r.error().code == make_error_code(code));
+  CHECK(r.error().message.find('\n') == std::string::npos);
+  for (auto n : needles) CHECK(r.error().message.find(n) != std::string::npos);
+}
+
+const char* kFull = R"(apiVersion: v1
+kind: Config
+current-context: prod
+clusters:
+- name: prod-cluster
+  cluster:
+    server: https://api.example.com:6443/base/
+    tls-server-name: kubernetes.internal
+    certificate-authority-data: Q0EtUEVN
+users:
+- name: admin
+  user:
+    token: s3cret-token
+    client-certificate-data: Q0VSVC1QRU0=
+    client-key-data: S0VZLVBFTQ==
+contexts:
+- name: prod
+  context:
+    cluster: prod-cluster
+    user: admin
+    namespace: team-a
+)";
+
+}  // namespace
+
+TEST_CASE("server URLs") {
+  auto u = parse_server_url("https://api.example.com:6443/base/");
+  REQUIRE(u.has_value());
+  CHECK(u->scheme == "https");
+  CHECK(u->host == "api.example.com");
+  CHECK(u->port == 6443);
+  CHECK(u->base_path == "/base");
+  CHECK(u->to_string() == "https://api.example.com:6443/base");
+
+  u = parse_server_url("https://10.0.0.1");
+  REQUIRE(u.has_value());
+  CHECK(u->port == 443);
+  CHECK(u->base_path.empty());
+  CHECK(u->authority() == "10.0.0.1");
+
+  u = parse_server_url("http://localhost:8080");
+  REQUIRE(u.has_value());
+  CHECK_FALSE(u->tls());
+  CHECK(u->port == 8080);
+
+  u = parse_server_url("http://localhost");
+  REQUIRE(u.has_value());
+  CHECK(u->port == 80);
+
+  u = parse_server_url("https://[fd00::1]:6443");
+  REQUIRE(u.has_value());
+  CHECK(u->host == "fd00::1");
+  CHECK(u->authority() == "[fd00::1]:6443");
+
+  u = parse_server_url("kube.local:6443");  // no scheme: https
+  REQUIRE(u.has_value());
+  CHECK(u->tls());
+  CHECK(u->host == "kube.local");
+
+  for (const char* bad : {"ftp://x", "https://", "https://h:0", "https://h:70000", "https://h:x",
+                          "https://user@h", "https://h/?a=b", "https://fd00::1", "https://[fd00::1"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_server_url(bad).has_value());
+  }
+}
+
+TEST_CASE("kubeconfig: every field read back") {
+  TempDir t;
+  auto r = load_kubeconfig({t.write("config", kFull)});
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message));
+  CHECK(r->server.host == "api.example.com");
+  CHECK(r->server.port == 6443);
+  CHECK(r->server.base_path == "/base");
+  CHECK(r->tls_server_name == "kubernetes.internal");
+  CHECK_FALSE(r->insecure_skip_tls_verify);
+  CHECK(r->ca_pem == "CA-PEM");
+  CHECK(r->client_cert_pem == "CERT-PEM");
+  CHECK(r->client_key_pem == "KEY-PEM");
+  CHECK(r->token == "s3cret-token");
+  CHECK(r->token_file.empty());
+  CHECK(r->namespace_name == "team-a");
+  CHECK(r->origin.file == (t.root / "config").string());
+  CHECK(r->origin.context == "prod");
+  CHECK(r->origin.cluster == "prod-cluster");
+  CHECK(r->origin.user == "admin");
+  CHECK(r->origin.describe().find("context \"prod\"") != std::string::npos);
+}
+
+TEST_CASE("kubeconfig: path forms resolve against the defining file, data beats path") {
+  TempDir t;
+  t.write("kube/pki/ca.crt", "CA-FROM-FILE");
+  t.write("kube/pki/client.crt", "CERT-FROM-FILE");
+  t.write("kube/pki/client.key", "KEY-FROM-FILE");
+  t.write("kube/tok", "file-token\n");
+  const fs::path cfg = t.write("kube/config", R"(current-context: c
+clusters:
+- name: k
+  cluster:
+    server: https://k:6443
+    certificate-authority: pki/ca.crt
+users:
+- name: u
+  user:
+    client-certificate: pki/client.crt
+    client-key: pki/client.key
+    tokenFile: tok
+contexts:
+- name: c
+  context: {cluster: k, user: u}
+)");
+  auto r = load_kubeconfig({cfg});
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message));
+  CHECK(r->ca_pem == "CA-FROM-FILE");
+  CHECK(r->client_cert_pem == "CERT-FROM-FILE");
+  CHECK(r->client_key_pem == "KEY-FROM-FILE");
+  CHECK(r->token_file == (t.root / "kube/tok").string());
+  CHECK(r->token.empty());
+  CHECK(r->namespace_name == "default");
+
+  // The -data forms win, even when the path form names a file that is missing.
+  t.write("kube/config2", std::string(R"(current-context: c
+clusters:
+- name: k
+  cluster:
+    server: https://k
+    certificate-authority: missing/ca.crt
+    certificate-authority-data: )") + kCaB64 + R"(
+users:
+- name: u
+  user:
+    client-certificate: missing/c.crt
+    client-certificate-data: )" + kCertB64 + R"(
+    client-key: missing/c.key
+    client-key-data: )" + kKeyB64 + R"(
+contexts:
+- name: c
+  context: {cluster: k, user: u}
+)");
+  r = load_kubeconfig({t.root / "kube/config2"});
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message));
+  CHECK(r->ca_pem == "CA-PEM");
+  CHECK(r->client_cert_pem == "CERT-PEM");
+  CHECK(r->client_key_pem == "KEY-PEM");
+}
+
+TEST_CASE("kubeconfig: insecure-skip-tls-verify and plain http are taken from the file") {
+  TempDir t;
+  auto r = load_kubeconfig({t.write("config", R"(current-context: c
+clusters:
+- {name: k, cluster: {server: "http://127.0.0.1:8080", insecure-skip-tls-verify: true}}
+users:
+- {name: u, user: {}}
+contexts:
+- {name: c, context: {cluster: k, user: u}}
+)")});
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message));
+  CHECK(r->insecure_skip_tls_verify);
+  CHECK(r->server.scheme == "http");
+  CHECK(r->server.port == 8080);
+  CHECK(r->token.empty());
+  CHECK(r->client_cert_pem.empty());
+}
+
+TEST_CASE("kubeconfig: several files, first definition and first current-context win") {
+  TempDir t;
+  const fs::path a = t.write("a/config", R"(clusters:
+- {name: shared, cluster: {server: "https://from-a"}}
+contexts:
+- {name: ctx-a, context: {cluster: shared, user: ua}}
+- {name: ctx-b, context: {cluster: shared, user: ua}}
+users:
+- {name: ua, user: {tokenFile: tok}}
+)");
+  t.write("a/tok", "token-a");
+  const fs::path b = t.write("b/config", R"(current-context: ctx-b
+clusters:
+- {name: shared, cluster: {server: "https://from-b"}}
+- {name: only-b, cluster: {server: "https://only-b"}}
+contexts:
+- {name: ctx-b, context: {cluster: only-b, user: ub, namespace: from-b}}
+users:
+- {name: ub, user: {token: tb}}
+)");
+  const fs::path c = t.write("c/config", "current-context: ctx-a\n");
+  const fs::path missing = t.root / "nope/config";
+
+  auto r = load_kubeconfig({missing, a, b, c});
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message));
+  // current-context from b (a has none, b's comes before c's); ctx-b as a defines it.
+  CHECK(r->origin.context == "ctx-b");
+  CHECK(r->origin.file == a.string());
+  CHECK(r->server.host == "from-a");
+  CHECK(r->namespace_name == "default");
+  // The tokenFile resolves against a's directory, the file that defined the user.
+  CHECK(r->token_file == (t.root / "a/tok").string());
+
+  // The other order: b's definitions win now.
+  r = load_kubeconfig({b, a});
+  REQUIRE(r.has_value());
+  CHECK(r->server.host == "only-b");
+  CHECK(r->token == "tb");
+  CHECK(r->namespace_name == "from-b");
+
+  // --context overrides every current-context.
+  r = load_kubeconfig({missing, a, b, c}, "ctx-a");
+  REQUIRE(r.has_value());
+  CHECK(r->origin.context == "ctx-a");
+  CHECK(r->server.host == "from-a");
+
+  // The list from $KUBECONFIG: ':'-separated, empties and duplicates dropped.
+  auto list = split_kubeconfig_list(a.string() + "::" + b.string() + ":" + a.string() + ":");
+  REQUIRE(list.size() == 2);
+  CHECK(list[0] == a);
+  CHECK(list[1] == b);
+
+  require_error(load_kubeconfig({missing}), errc::config_not_found, {missing.string()});
+}
+
+TEST_CASE("kubeconfig: exec and auth-provider users are refused by name") {
+  TempDir t;
+  const fs::path p = t.write("config", R"(current-context: gke
+clusters:
+- {name: k, cluster: {server: "https://k"}}
+users:
+- name: gke-user
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: gke-gcloud-auth-plugin
+- name: old-gcp
+  user:
+    auth-provider:
+      name: gcp
+- name: basic
+  user: {username: admin, password: hunter2}
+contexts:
+- {name: gke, context: {cluster: k, user: gke-user}}
+- {name: gcp, context: {cluster: k, user: old-gcp}}
+- {name: basic, context: {cluster: k, user: basic}}
+)");
+  require_error(load_kubeconfig({p}), errc::config_unsupported_auth,
+                {"user \"gke-user\"", p.string(), "exec credentials (gke-gcloud-auth-plugin)",
+                 "does not support", "use a token or client certificate"});
+  require_error(load_kubeconfig({p}, "gcp"), errc::config_unsupported_auth,
+                {"user \"old-gcp\"", p.string(), "auth-provider (gcp)"});
+  auto r = load_kubeconfig({p}, "basic");
+  require_error(r, errc::config_unsupported_auth, {"user \"basic\"", "basic auth"});
+  CHECK(r.error().message.find("hunter2") == std::string::npos);
+}
+
+TEST_CASE("kubeconfig: validation errors name what is wrong") {
+  TempDir t;
+  auto load = [&](std::string_view text, std::string_view context = {}) {
+    return load_kubeconfig({t.write("config", text)}, context);
+  };
+  const std::string cfg = (t.root / "config").string();
+
+  require_error(load(R"(current-context: c
+clusters: [{name: k, cluster: {server: "https://k"}}]
+users: [{name: u, user: {client-certificate-data: Q0VSVC1QRU0=}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+)"),
+                errc::config_invalid, {"user \"u\"", "client-certificate but no client-key"});
+  require_error(load(R"(current-context: c
+clusters: [{name: k, cluster: {server: "https://k"}}]
+users: [{name: u, user: {client-key: key.pem}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+)"),
+                errc::config_invalid, {"user \"u\"", "client-key but no client-certificate"});
+  require_error(load(R"(current-context: c
+clusters: [{name: k, cluster: {server: "https://k", insecure-skip-tls-verify: true, certificate-authority-data: Q0EtUEVN}}]
+users: [{name: u, user: {}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+)"),
+                errc::config_invalid, {"cluster \"k\"", "insecure-skip-tls-verify", "certificate-authority"});
+  require_error(load(R"(current-context: c
+clusters: [{name: k, cluster: {certificate-authority-data: Q0EtUEVN}}]
+users: [{name: u, user: {}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+)"),
+                errc::config_invalid, {"cluster \"k\"", cfg, "has no server"});
+  require_error(load(R"(current-context: c
+clusters: [{name: k, cluster: {server: "ftp://k"}}]
+users: [{name: u, user: {}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+)"),
+                errc::config_invalid, {"cluster \"k\"", "ftp://k", "scheme"});
+
+  const std::string ok_body = R"(current-context: c
+clusters: [{name: k, cluster: {server: "https://k"}}]
+users: [{name: u, user: {}}]
+contexts:
+- {name: c, context: {cluster: k, user: u}}
+- {name: no-cluster, context: {cluster: gone, user: u}}
+- {name: no-user, context: {cluster: k, user: gone-user}}
+)";
+  REQUIRE(load(ok_body).has_value());
+  require_error(load(ok_body, "staging"), errc::config_invalid, {"context \"staging\" not found", cfg});
+  require_error(load(ok_body, "no-cluster"), errc::config_invalid, {"cluster \"gone\"", "context \"no-cluster\""});
+  require_error(load(ok_body, "no-user"), errc::config_invalid, {"user \"gone-user\"", "context \"no-user\""});
+  require_error(load("clusters: []\n"), errc::config_invalid, {"no current-context", "--context"});
+
+  // Files named by the config that cannot be read, and bad base64.
+  require_error(load(R"(current-context: c
+clusters: [{name: k, cluster: {server: "https://k", certificate-authority: pki/none.crt}}]
+users: [{name: u, user: {}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+)"),
+                errc::config_unreadable, {"certificate-authority", (t.root / "pki/none.crt").string()});
+  require_error(load(R"(current-context: c
+clusters: [{name: k, cluster: {server: "https://k"}}]
+users: [{name: u, user: {tokenFile: /nonexistent/token}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+)"),
+                errc::config_unreadable, {"tokenFile", "/nonexistent/token"});
+  require_error(load(R"(current-context: c
+clusters: [{name: k, cluster: {server: "https://k", certificate-authority-data: "not base64!"}}]
+users: [{name: u, user: {}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+)"),
+                errc::config_malformed, {"certificate-authority-data", "base64"});
+}
+
+TEST_CASE("kubeconfig: bad YAML and wrong shapes name the file and line") {
+  TempDir t;
+  const fs::path p = t.write("broken", "clusters:\n- name: k\n  cluster: {server: [unclosed\n");
+  auto r = load_kubeconfig({p});
+  require_error(r, errc::config_malformed, {p.string(), "not valid YAML", "line "});
+
+  const fs::path shape = t.write("shape", "current-context: c\nclusters:\n  name: k\n");
+  require_error(load_kubeconfig({shape}), errc::config_malformed, {shape.string(), "clusters must be a list", "line 3"});
+
+  const fs::path field = t.write("field", R"(current-context: c
+clusters: [{name: k, cluster: {server: {nested: 1}}}]
+users: [{name: u, user: {}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+)");
+  require_error(load_kubeconfig({field}), errc::config_malformed, {field.string(), "server must be a string", "line 2"});
+
+  // A directory in place of a file is unreadable, with the path and reason.
+  fs::create_directories(t.root / "dir");
+  require_error(load_kubeconfig({t.root / "dir"}), errc::config_unreadable, {(t.root / "dir").string()});
+}
+
+TEST_CASE("in-cluster config from the service account volume") {
+  TempDir t;
+  const fs::path sa = t.root / "var/run/secrets/kubernetes.io/serviceaccount";
+  t.write(sa / "ca.crt", "CLUSTER-CA");
+  t.write(sa / "token", "sa-token\n");
+  t.write(sa / "namespace", "academy-build\n");
+  FakeEnv fe{{{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}}, sa};
+
+  auto r = load_in_cluster(fe.env());
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message));
+  CHECK(r->server.to_string() == "https://10.96.0.1");
+  CHECK(r->server.port == 443);
+  CHECK(r->ca_pem == "CLUSTER-CA");
+  CHECK(r->token_file == (sa / "token").string());
+  CHECK(r->token.empty());
+  CHECK(r->namespace_name == "academy-build");
+  CHECK(r->origin.in_cluster);
+  CHECK_FALSE(r->insecure_skip_tls_verify);
+
+  fe.vars["KUBERNETES_SERVICE_HOST"] = "fd00:10:96::1";
+  fe.vars["KUBERNETES_SERVICE_PORT"] = "6443";
+  fe.vars["POD_NAMESPACE"] = "from-env";
+  r = load_in_cluster(fe.env());
+  REQUIRE(r.has_value());
+  CHECK(r->server.host == "fd00:10:96::1");
+  CHECK(r->server.to_string() == "https://[fd00:10:96::1]:6443");
+  CHECK(r->namespace_name == "from-env");
+
+  fs::remove(sa / "namespace");
+  fe.vars.erase("POD_NAMESPACE");
+  r = load_in_cluster(fe.env());
+  REQUIRE(r.has_value());
+  CHECK(r->namespace_name == "default");
+
+  fe.vars["KUBERNETES_SERVICE_PORT"] = "https";
+  require_error(load_in_cluster(fe.env()), errc::config_invalid, {"in-cluster", "port"});
+  fe.vars.erase("KUBERNETES_SERVICE_PORT");
+  require_error(load_in_cluster(fe.env()), errc::config_not_found, {"KUBERNETES_SERVICE_PORT"});
+
+  fe.vars["KUBERNETES_SERVICE_PORT"] = "443";
+  fs::remove(sa / "token");
+  require_error(load_in_cluster(fe.env()), errc::config_unreadable, {(sa / "token").string()});
+  t.write(sa / "token", "x");
+  fs::remove(sa / "ca.crt");
+  require_error(load_in_cluster(fe.env()), errc::config_unreadable, {(sa / "ca.crt").string()});
+}
+
+TEST_CASE("loading order: --kubeconfig, $KUBECONFIG, in cluster, ~/.kube/config") {
+  TempDir t;
+  auto kubeconfig = [&](const fs::path& rel, std::string_view server) {
+    return t.write(rel, "current-context: c\nclusters: [{name: k, cluster: {server: \"" + std::string(server) +
+                            "\"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n");
+  };
+  const fs::path flag = kubeconfig("flag/config", "https://from-flag");
+  const fs::path envfile = kubeconfig("env/config", "https://from-env");
+  kubeconfig("home/.kube/config", "https://from-home");
+  const fs::path sa = t.root / "sa";
+  t.write(sa / "ca.crt", "CA");
+  t.write(sa / "token", "tok");
+
+  FakeEnv fe{{{"KUBECONFIG", (t.root / "missing").string() + ":" + envfile.string()},
+              {"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
+              {"KUBERNETES_SERVICE_PORT", "443"},
+              {"HOME", (t.root / "home").string()}},
+             sa};
+  auto host = [&](std::string_view flag_path) {
+    auto r = load_client_config(flag_path, {}, fe.env());
+    if (!r) return "error: " + r.error().message;
+    return r->origin.in_cluster ? "in-cluster" : r->server.host;
+  };
+
+  CHECK(host(flag.string()) == "from-flag");
+  CHECK(host({}) == "from-env");
+  fe.vars.erase("KUBECONFIG");
+  CHECK(host({}) == "in-cluster");
+  fe.vars.erase("KUBERNETES_SERVICE_PORT");  // both are needed
+  CHECK(host({}) == "from-home");
+  fe.vars["HOME"] = (t.root / "nowhere").string();
+  require_error(load_client_config({}, {}, fe.env()), errc::config_not_found, {"--kubeconfig", "KUBECONFIG"});
+
+  // An explicit path that does not exist is an error, never a fallback.
+  require_error(load_client_config((t.root / "typo").string(), {}, fe.env()), errc::config_unreadable,
+                {(t.root / "typo").string(), "--kubeconfig"});
+  // $KUBECONFIG with no existing file is an error that shows its value.
+  fe.vars["KUBECONFIG"] = (t.root / "x").string() + ":" + (t.root / "y").string();
+  require_error(load_client_config({}, {}, fe.env()), errc::config_not_found, {"$KUBECONFIG", (t.root / "y").string()});
+  // --context reaches the file.
+  fe.vars.erase("KUBECONFIG");
+  require_error(load_client_config(flag.string(), "other", fe.env()), errc::config_invalid, {"context \"other\""});
+}
+
+TEST_CASE("token source: reload after 60 s, after invalidate, keep the last token") {
+  TempDir t;
+  const fs::path file = t.write("token", "token-1\n");
+  auto now = TokenSource::Clock::time_point{} + std::chrono::hours(1);
+  auto ts = TokenSource::file(file, {}, [&] { return now; });
+  CHECK(ts.uses_file());
+
+  CHECK(ts.current() == "token-1");
+  t.write("token", "token-2");
+  now += std::chrono::seconds(60);
+  CHECK(ts.current() == "token-1");  // not yet: only after more than 60 s
+  now += std::chrono::seconds(1);
+  CHECK(ts.current() == "token-2");
+
+  t.write("token", "token-3");
+  now += std::chrono::seconds(5);
+  CHECK(ts.current() == "token-2");
+  ts.invalidate();  // a 401
+  CHECK(ts.current() == "token-3");
+  CHECK_FALSE(ts.take_error());
+
+  // The file vanishes: the last good token stays, the error is reported once.
+  fs::remove(file);
+  now += std::chrono::seconds(61);
+  CHECK(ts.current() == "token-3");
+  auto err = ts.take_error();
+  REQUIRE(err);
+  CHECK(err->code == make_error_code(errc::token_unreadable));
+  CHECK(err->message.find(file.string()) != std::string::npos);
+  CHECK(err->message.find("token-3") == std::string::npos);
+  CHECK(ts.current() == "token-3");
+  ts.invalidate();
+  CHECK(ts.current() == "token-3");
+  CHECK_FALSE(ts.take_error());  // same run of failures: not reported again
+
+  // It comes back: picked up on the next call (failures do not wait 60 s).
+  t.write("token", "token-4");
+  CHECK(ts.current() == "token-4");
+  fs::remove(file);
+  ts.invalidate();
+  CHECK(ts.current() == "token-4");
+  CHECK(ts.take_error());  // a new run of failures is reported again
+}
+
+TEST_CASE("token source from a config") {
+  TempDir t;
+  ClientConfig c;
+  c.token = "inline";
+  auto fixed = TokenSource::for_config(c);
+  CHECK_FALSE(fixed.uses_file());
+  CHECK(fixed.current() == "inline");
+  fixed.invalidate();
+  CHECK(fixed.current() == "inline");
+
+  // A token file wins over the inline token once it can be read.
+  c.token_file = (t.root / "tok").string();
+  auto now = TokenSource::Clock::time_point{};
+  auto ts = TokenSource::for_config(c, [&] { return now; });
+  CHECK(ts.current() == "inline");
+  REQUIRE(ts.take_error());
+  t.write("tok", "  from-file \n");
+  CHECK(ts.current() == "from-file");
+
+  // An empty file is a failure, not an empty token.
+  t.write("tok", "\n");
+  ts.invalidate();
+  CHECK(ts.current() == "from-file");
+  CHECK(ts.take_error());
+
+  CHECK(TokenSource().current().empty());
+}

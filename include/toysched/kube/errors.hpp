@@ -29,6 +29,8 @@ enum class errc {
   quantity_overflow,            // beyond int64 in the unit we count in
   // transport
   connect_timeout = 40,
+  connect_failed,               // DNS or TCP refused / unreachable
+  connection_lost,              // the connection broke before a whole response arrived
   request_timeout,
   tls_failed,
   http_status,                  // a non-success HTTP status; the Status is kept beside it

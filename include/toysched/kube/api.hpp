@@ -1,0 +1,97 @@
+// The requests the scheduler makes, typed: paginated lists, binding, the
+// PodScheduled status patch, events, and the Lease for leader election.
+//
+// Every failure is an ApiError: our code, the HTTP status when there was one,
+// and the server's decoded Status when the body was JSON (plain-text bodies,
+// like the API server's 429s, keep their text in `message`).
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/system/result.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "toysched/kube/decode.hpp"
+#include "toysched/kube/objects.hpp"
+#include "toysched/kube/transport.hpp"
+
+namespace toysched::kube {
+
+struct ApiError {
+  boost::system::error_code code;  // errc::http_status for a server refusal
+  int http_status = 0;             // 0: no response (transport failure)
+  std::optional<Status> status;    // decoded when the body was a JSON Status
+  std::string message;             // one line for people
+
+  bool is_conflict() const noexcept { return http_status == 409; }
+  bool is_not_found() const noexcept { return http_status == 404; }
+  bool is_expired() const noexcept {
+    return http_status == 410 || (status && kube::is_expired(*status));
+  }
+};
+template <class T>
+using api_result = boost::system::result<T, ApiError>;
+[[noreturn]] void throw_exception_from_error(const ApiError& e, const boost::source_location& loc);
+
+// Turns a non-2xx response into an ApiError (Status decoded if JSON).
+ApiError api_error_from(const HttpResponse& r, std::string_view what);
+
+// Percent-encoding for query values (field selectors contain = ! ,).
+std::string url_encode(std::string_view s);
+
+struct ListOptions {
+  std::string field_selector;
+  std::string label_selector;
+  int page_size = 500;  // client-go's pager
+};
+
+class Api {
+ public:
+  explicit Api(Transport& t) : t_(t) {}
+  Transport& transport() noexcept { return t_; }
+
+  // Every page of a list, merged. An expired continue token (410: etcd
+  // compacted between pages) restarts the list from the first page.
+  boost::asio::awaitable<api_result<PodList>> list_pods(ListOptions opts);
+  boost::asio::awaitable<api_result<NodeList>> list_nodes(ListOptions opts);
+
+  // POST pods/NAME/binding with the pod's UID as a precondition.
+  boost::asio::awaitable<api_result<void>> bind(std::string_view ns, std::string_view name, std::string_view uid,
+                                                std::string_view node);
+
+  // Strategic-merge patch of the pod's status (PodScheduled condition).
+  boost::asio::awaitable<api_result<void>> patch_pod_status(std::string_view ns, std::string_view name,
+                                                            std::string patch);
+
+  // events.k8s.io/v1; falls back to core/v1 when the group is not served.
+  struct Event {
+    std::string ns, pod_name, pod_uid;
+    std::string type;    // Normal / Warning
+    std::string reason;  // Scheduled / FailedScheduling
+    std::string action;  // Binding / Scheduling
+    std::string note;    // cut to 1024 bytes
+    std::string reporting_controller, reporting_instance;
+  };
+  boost::asio::awaitable<api_result<void>> create_event(const Event& e);
+
+  boost::asio::awaitable<api_result<Lease>> get_lease(std::string_view ns, std::string_view name);
+  boost::asio::awaitable<api_result<Lease>> create_lease(const Lease& l);
+  // PUT with the lease's resourceVersion: 409 when someone wrote it since.
+  boost::asio::awaitable<api_result<Lease>> update_lease(const Lease& l);
+
+ private:
+  template <class T, class DecodeList>
+  boost::asio::awaitable<api_result<List<T>>> list_all(std::string path, ListOptions opts, DecodeList decode);
+  boost::asio::awaitable<api_result<HttpResponse>> call(HttpRequest req, std::string_view what);
+
+  Transport& t_;
+  Decoder decoder_;
+  bool core_events_ = false;  // events.k8s.io was not found once: use core/v1
+};
+
+// The body of a FailedScheduling event is cut like kube-scheduler's.
+std::string truncate_note(std::string note);
+
+}  // namespace toysched::kube

@@ -1,0 +1,82 @@
+// JSON → compact objects (objects.hpp), with simdjson on-demand.
+//
+// A Decoder owns one reusable simdjson parser and a padded scratch buffer:
+// the scheduler decodes tens of thousands of objects, and reusing both keeps
+// a decode free of parser allocations. One Decoder per thread; it is cheap
+// to keep, expensive to build per call.
+//
+// Rules (the server's data is never trusted):
+//  - unknown fields are ignored; JSON `null` reads as "absent";
+//  - the root must be a JSON object, fully consumed (trailing bytes, a
+//    truncated event, the wrong type for a known field → json_malformed);
+//  - a missing metadata.name (or uid, for pods and nodes) →
+//    json_missing_field;
+//  - a quantity that does not parse → quantity_invalid / quantity_overflow;
+//  - one object or watch event beyond kMaxObjectBytes → object_too_large
+//    (etcd holds at most 1.5 MiB per object; 4 MiB leaves room for JSON's
+//    extra escaping and bounds what a hostile peer can make us allocate);
+//    a list page beyond kMaxListBytes → object_too_large.
+#pragma once
+
+#include "toysched/kube/errors.hpp"
+#include "toysched/kube/objects.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+
+namespace toysched::kube {
+
+inline constexpr std::size_t kMaxObjectBytes = std::size_t{4} << 20;
+// A page of 500 nodes with long status.images lists runs to tens of MiB.
+inline constexpr std::size_t kMaxListBytes = std::size_t{256} << 20;
+// Bytes simdjson may read past the end of the JSON (SIMDJSON_PADDING).
+inline constexpr std::size_t kJsonPadding = 64;
+
+// 410 Gone/Expired in an ERROR event or a response: the RV is too old, relist.
+inline bool is_expired(const Status& s) noexcept {
+  return s.code == 410 || s.reason == "Expired" || s.reason == "Gone";
+}
+
+class Decoder {
+ public:
+  Decoder();
+  ~Decoder();
+  Decoder(Decoder&&) noexcept;
+  Decoder& operator=(Decoder&&) noexcept;
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  // `readable` is how many bytes from json.data() may be read. When it is
+  // at least json.size() + kJsonPadding (a caller that keeps its receive
+  // buffer padded), the JSON is parsed in place; otherwise it is first
+  // copied into the decoder's padded scratch buffer.
+  result<Pod> pod(std::string_view json, std::size_t readable = 0);
+  result<Node> node(std::string_view json, std::size_t readable = 0);
+  result<Lease> lease(std::string_view json, std::size_t readable = 0);
+  result<Status> status(std::string_view json, std::size_t readable = 0);
+  result<PodList> pod_list(std::string_view json, std::size_t readable = 0);
+  result<NodeList> node_list(std::string_view json, std::size_t readable = 0);
+  result<WatchEvent<Pod>> pod_event(std::string_view line, std::size_t readable = 0);
+  result<WatchEvent<Node>> node_event(std::string_view line, std::size_t readable = 0);
+  result<WatchEvent<Lease>> lease_event(std::string_view line, std::size_t readable = 0);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Conveniences on a per-thread Decoder, for tests and cold paths; hot
+// paths (watches, lists) hold their own Decoder.
+result<Pod> decode_pod(std::string_view json);
+result<Node> decode_node(std::string_view json);
+result<Lease> decode_lease(std::string_view json);
+result<Status> decode_status(std::string_view json);
+result<PodList> decode_pod_list(std::string_view json);
+result<NodeList> decode_node_list(std::string_view json);
+result<WatchEvent<Pod>> decode_pod_event(std::string_view line);
+result<WatchEvent<Node>> decode_node_event(std::string_view line);
+result<WatchEvent<Lease>> decode_lease_event(std::string_view line);
+
+}  // namespace toysched::kube

@@ -1,0 +1,228 @@
+// Compact views of the API objects the scheduler reads: only what filtering,
+// scoring, binding and leader election need, nothing of the rest. The
+// decoder (decode.hpp) fills them from the server's JSON; quantities are
+// already integers here (CPU in millicores, everything else in units).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace toysched::kube {
+
+// Labels, node selectors: a handful of entries, in the server's order.
+// A flat vector beats a map at this size and copies in one allocation.
+using StringPairs = std::vector<std::pair<std::string, std::string>>;
+
+// Value of `key`, or nullptr when absent.
+inline const std::string* find_value(const StringPairs& pairs, std::string_view key) noexcept {
+  for (const auto& [k, v] : pairs) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+// A resource list (requests, allocatable, overhead) in the units the
+// scheduler counts in (pkg/scheduler/util/pod_resources.go): CPU in
+// millicores, memory and ephemeral storage in bytes, pods as a count.
+// `extended` holds every other name (example.com/gpu, hugepages-2Mi, ...),
+// sorted by name; most pods have none, and an empty vector allocates nothing.
+struct Resources {
+  std::int64_t milli_cpu = 0;
+  std::int64_t memory = 0;
+  std::int64_t ephemeral_storage = 0;
+  std::int64_t pods = 0;
+  std::vector<std::pair<std::string, std::int64_t>> extended;
+
+  // 0 when absent.
+  std::int64_t extended_value(std::string_view name) const noexcept {
+    for (const auto& [k, v] : extended) {
+      if (k == name) return v;
+    }
+    return 0;
+  }
+  // A pod asking for nothing gets only the "Too many pods" check.
+  bool empty() const noexcept {
+    return milli_cpu == 0 && memory == 0 && ephemeral_storage == 0 && pods == 0 && extended.empty();
+  }
+
+  friend bool operator==(const Resources&, const Resources&) = default;
+};
+
+enum class TaintEffect : std::uint8_t {
+  all,  // only in tolerations: an empty effect tolerates every effect
+  no_schedule,
+  prefer_no_schedule,
+  no_execute,
+  unknown,  // a value this build does not know: never matches a toleration
+};
+
+struct Taint {
+  std::string key;
+  std::string value;
+  TaintEffect effect = TaintEffect::unknown;
+  friend bool operator==(const Taint&, const Taint&) = default;
+};
+
+enum class TolerationOp : std::uint8_t {
+  equal,   // also the API default when `operator` is empty
+  exists,
+  unknown, // a newer operator: tolerates nothing, never something wrong
+};
+
+struct Toleration {
+  std::string key;  // empty with `exists`: tolerates every taint
+  TolerationOp op = TolerationOp::equal;
+  std::string value;
+  TaintEffect effect = TaintEffect::all;
+  std::optional<std::int64_t> toleration_seconds;
+  friend bool operator==(const Toleration&, const Toleration&) = default;
+};
+
+enum class SelectorOp : std::uint8_t { in, not_in, exists, does_not_exist, gt, lt, unknown };
+
+struct NodeSelectorRequirement {
+  std::string key;
+  SelectorOp op = SelectorOp::unknown;
+  std::vector<std::string> values;
+  friend bool operator==(const NodeSelectorRequirement&, const NodeSelectorRequirement&) = default;
+};
+
+// Expressions within a term are ANDed; terms are ORed.
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  std::vector<NodeSelectorRequirement> match_fields;  // only metadata.name upstream
+  friend bool operator==(const NodeSelectorTerm&, const NodeSelectorTerm&) = default;
+};
+
+struct PreferredSchedulingTerm {
+  std::int32_t weight = 0;  // 1..100
+  NodeSelectorTerm term;
+  friend bool operator==(const PreferredSchedulingTerm&, const PreferredSchedulingTerm&) = default;
+};
+
+struct HostPort {
+  std::int32_t port = 0;
+  std::string protocol;  // "TCP" when the pod left it empty (API default)
+  std::string host_ip;   // "0.0.0.0" when empty: all addresses, as NodePorts reads it
+  friend bool operator==(const HostPort&, const HostPort&) = default;
+};
+
+using TimePoint = std::chrono::system_clock::time_point;
+
+struct Node {
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  StringPairs labels;
+  std::vector<Taint> taints;
+  bool unschedulable = false;
+  Resources allocatable;
+  bool ready = false;  // condition Ready == "True"
+  std::string internal_ip;
+};
+
+struct Pod {
+  std::string ns;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  std::string scheduler_name;
+  std::string node_name;
+  std::string phase;
+  bool deleting = false;         // metadata.deletionTimestamp set
+  bool scheduling_gated = false; // spec.schedulingGates non-empty: not ours to place yet
+  std::int32_t priority = 0;
+  StringPairs node_selector;
+  std::vector<NodeSelectorTerm> required_affinity;  // empty = no requirement
+  std::vector<PreferredSchedulingTerm> preferred_affinity;
+  std::vector<Toleration> tolerations;
+  std::vector<HostPort> host_ports;  // only ports with hostPort > 0
+  Resources requests;                // effective pod request; `pods` stays 0
+  std::optional<TimePoint> creation_timestamp;
+};
+
+struct Lease {
+  std::string ns;
+  std::string name;
+  std::string uid;
+  std::string resource_version;  // sent back on PUT; empty on create
+  std::string holder_identity;   // empty: free to take at once
+  std::optional<std::int32_t> lease_duration_seconds;
+  std::optional<TimePoint> acquire_time;  // MicroTime: microsecond precision
+  std::optional<TimePoint> renew_time;
+  std::optional<std::int32_t> lease_transitions;
+  std::optional<std::string> strategy;
+  std::optional<std::string> preferred_holder;
+};
+
+struct StatusCause {
+  std::string reason;
+  std::string message;
+  std::string field;
+  friend bool operator==(const StatusCause&, const StatusCause&) = default;
+};
+
+// A `kind: Status` body: what the server said, kept beside our error code.
+struct Status {
+  int code = 0;
+  std::string status;  // "Success" or "Failure"
+  std::string reason;  // "Expired", "Conflict", ... (empty is allowed)
+  std::string message;
+  std::string details_name;
+  std::string details_kind;
+  std::vector<StatusCause> causes;
+  std::optional<std::int32_t> retry_after_seconds;
+};
+
+template <class T>
+struct List {
+  std::vector<T> items;
+  std::string resource_version;  // watch from here after the last page
+  std::string continue_token;    // empty on the last page
+};
+using PodList = List<Pod>;
+using NodeList = List<Node>;
+
+enum class EventType : std::uint8_t { added, modified, deleted, bookmark, error };
+
+constexpr std::string_view to_string(EventType t) noexcept {
+  switch (t) {
+    case EventType::added: return "ADDED";
+    case EventType::modified: return "MODIFIED";
+    case EventType::deleted: return "DELETED";
+    case EventType::bookmark: return "BOOKMARK";
+    case EventType::error: return "ERROR";
+  }
+  return "UNKNOWN";
+}
+
+// One watch event. ADDED/MODIFIED/DELETED carry the whole object. BOOKMARK
+// carries only object.resource_version (+ initial_events_end). ERROR carries
+// only `status` (410 Expired means: relist).
+template <class T>
+struct WatchEvent {
+  EventType type = EventType::added;
+  T object;
+  bool initial_events_end = false;  // annotation k8s.io/initial-events-end: "true"
+  Status status;
+};
+
+// MicroTime (apimachinery pkg/apis/meta/v1/micro_time.go): RFC 3339 in UTC
+// with exactly six fractional digits, "2026-01-01T10:05:02.123456Z".
+std::string format_micro_time(TimePoint t);
+// Accepts RFC 3339 with 0..9+ fractional digits (extra digits truncated to
+// the microsecond) and a `Z` or ±hh:mm offset. nullopt when malformed.
+std::optional<TimePoint> parse_micro_time(std::string_view s);
+
+// JSON body for POST/PUT of a Lease; includes resourceVersion when set.
+std::string encode_lease(const Lease& lease);
+
+// JSON string literal of `s`, quotes included, escaped per RFC 8259.
+void append_json_string(std::string& out, std::string_view s);
+
+}  // namespace toysched::kube

@@ -1,0 +1,109 @@
+// HTTP/1.1 to the API server over TLS (Beast + OpenSSL), on the caller's
+// executor: one thread, no locks.
+//
+// - Requests share a pool of keep-alive connections; each stream (a watch)
+//   gets a connection of its own, closed when the stream ends.
+// - Every request waits for the client-side rate limiter first.
+// - 429 and 5xx responses carrying Retry-After are retried (at most
+//   max_retries times, sleeping what the header says, capped); a 401 re-reads
+//   the token file once and retries (bound tokens rotate).
+// - Connect and request timeouts fail with their own codes
+//   (errc::connect_timeout, errc::request_timeout); TLS failures with
+//   errc::tls_failed, the OpenSSL reason kept in the message.
+//
+// Any HTTP status that arrives is a successful exchange: callers decide what
+// a 404 or a 409 means. Only transport failures are errors here.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/http/verb.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "toysched/kube/config.hpp"
+#include "toysched/kube/errors.hpp"
+
+namespace toysched::kube {
+
+class WatchFramer;
+
+struct HttpRequest {
+  boost::beast::http::verb verb = boost::beast::http::verb::get;
+  std::string target;        // path and query, e.g. /api/v1/pods?limit=500
+  std::string body;
+  std::string content_type;  // default application/json when there is a body
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string content_type;
+  std::string body;
+  std::optional<std::chrono::seconds> retry_after;
+  // The request was sent again after its first connection died without an
+  // answer: the server may have seen it twice (a POST's replay can 409).
+  bool replayed = false;
+};
+
+struct TransportOptions {
+  double qps = 50;  // negative: no client-side limit
+  int burst = 100;
+  std::chrono::milliseconds connect_timeout{10'000};  // DNS + TCP + TLS
+  std::chrono::milliseconds request_timeout{60'000};  // write + whole response
+  int max_retries = 10;                               // client-go's 429/5xx budget
+  std::chrono::seconds max_retry_after{30};           // never sleep longer than this per retry
+  std::size_t max_idle_connections = 32;
+  std::size_t max_body_bytes = 256u << 20;  // one response (a page of a list)
+  std::string user_agent = "toy-scheduler";
+};
+
+// A failure that is not an HTTP status: its code and one line for people.
+struct TransportError {
+  boost::system::error_code code;
+  std::string message;
+};
+template <class T>
+using transport_result = boost::system::result<T, TransportError>;
+[[noreturn]] void throw_exception_from_error(const TransportError& e, const boost::source_location& loc);
+
+// One open streaming response (a watch) on a connection of its own.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  // Reads what has arrived into the framer. False at the end of the
+  // connection. idle_timeout bounds the wait for the next bytes.
+  virtual boost::asio::awaitable<transport_result<bool>> read_into(WatchFramer& framer,
+                                                                  std::chrono::milliseconds idle_timeout) = 0;
+  virtual void close() = 0;
+};
+
+class Transport {
+ public:
+  // Fails on TLS material that does not load (bad CA, key not matching cert).
+  static config_result<std::unique_ptr<Transport>> create(boost::asio::any_io_executor ex, ClientConfig config,
+                                                          TransportOptions options = {});
+  ~Transport();
+
+  boost::asio::awaitable<transport_result<HttpResponse>> request(HttpRequest req);
+
+  // Sends a GET and returns once the response status and headers are in (they
+  // are fed into the framer). Not rate-limited per event, only per open.
+  boost::asio::awaitable<transport_result<std::unique_ptr<Stream>>> open_stream(std::string target,
+                                                                                 WatchFramer& framer);
+
+  const ClientConfig& config() const noexcept;
+  // Connections opened so far (tests check keep-alive reuse).
+  std::uint64_t connections_opened() const noexcept;
+
+  struct impl;
+
+ private:
+  explicit Transport(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> p_;
+};
+
+}  // namespace toysched::kube

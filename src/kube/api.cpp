@@ -1,0 +1,272 @@
+#include "toysched/kube/api.hpp"
+
+#include <boost/throw_exception.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+
+namespace toysched::kube {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+void throw_exception_from_error(const ApiError& e, const boost::source_location& loc) {
+  boost::throw_exception(std::runtime_error(e.message), loc);
+}
+
+std::string url_encode(std::string_view s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+ApiError api_error_from(const HttpResponse& r, std::string_view what) {
+  ApiError e;
+  e.code = make_error_code(errc::http_status);
+  e.http_status = r.status;
+  bool json = r.content_type.find("json") != std::string::npos;
+  if (json) {
+    if (auto st = decode_status(r.body)) e.status = std::move(*st);
+  }
+  std::string detail;
+  if (e.status && !e.status->message.empty()) {
+    detail = e.status->message;
+  } else {
+    detail = r.body.substr(0, 200);
+    while (!detail.empty() && (detail.back() == '\n' || detail.back() == '\r')) detail.pop_back();
+    for (auto& c : detail)
+      if (c == '\n' || c == '\r') c = ' ';
+  }
+  e.message = std::string(what) + ": HTTP " + std::to_string(r.status) + (detail.empty() ? "" : ": " + detail);
+  return e;
+}
+
+std::string truncate_note(std::string note) {
+  constexpr std::size_t limit = 1024;  // events.k8s.io validation
+  if (note.size() <= limit) return note;
+  note.resize(limit - 4);
+  // Do not cut a UTF-8 sequence in half.
+  while (!note.empty() && (static_cast<unsigned char>(note.back()) & 0xC0) == 0x80) note.pop_back();
+  if (!note.empty() && (static_cast<unsigned char>(note.back()) & 0x80)) note.pop_back();
+  return note + " ...";
+}
+
+asio::awaitable<api_result<HttpResponse>> Api::call(HttpRequest req, std::string_view what) {
+  auto r = co_await t_.request(std::move(req));
+  if (!r) co_return ApiError{r.error().code, 0, std::nullopt, std::string(what) + ": " + r.error().message};
+  if (r->status < 200 || r->status > 299) co_return api_error_from(*r, what);
+  co_return std::move(*r);
+}
+
+template <class T, class DecodeList>
+asio::awaitable<api_result<List<T>>> Api::list_all(std::string path, ListOptions opts, DecodeList decode) {
+  for (int restarts = 0;; ++restarts) {
+    List<T> all;
+    std::string cont;
+    bool expired = false;
+    do {
+      std::string target = path + "?limit=" + std::to_string(opts.page_size);
+      if (!opts.field_selector.empty()) target += "&fieldSelector=" + url_encode(opts.field_selector);
+      if (!opts.label_selector.empty()) target += "&labelSelector=" + url_encode(opts.label_selector);
+      if (!cont.empty()) target += "&continue=" + url_encode(cont);
+      HttpRequest req;
+      req.target = target;
+      auto r = co_await call(std::move(req), "list " + path);
+      if (!r) {
+        if (r.error().is_expired() && !cont.empty() && restarts < 5) {
+          expired = true;  // the continue token outlived a compaction: start over
+          break;
+        }
+        co_return r.error();
+      }
+      auto page = decode(r->body);
+      if (!page) co_return ApiError{page.error(), r->status, std::nullopt, "list " + path + ": " + page.error().message()};
+      for (auto& item : page->items) all.items.push_back(std::move(item));
+      all.resource_version = page->resource_version;
+      cont = page->continue_token;
+    } while (!cont.empty());
+    if (!expired) co_return all;
+  }
+}
+
+asio::awaitable<api_result<PodList>> Api::list_pods(ListOptions opts) {
+  co_return co_await list_all<Pod>("/api/v1/pods", std::move(opts),
+                                   [this](std::string_view body) { return decoder_.pod_list(body); });
+}
+
+asio::awaitable<api_result<NodeList>> Api::list_nodes(ListOptions opts) {
+  co_return co_await list_all<Node>("/api/v1/nodes", std::move(opts),
+                                    [this](std::string_view body) { return decoder_.node_list(body); });
+}
+
+namespace {
+std::string pod_path(std::string_view ns, std::string_view name) {
+  return "/api/v1/namespaces/" + url_encode(ns) + "/pods/" + url_encode(name);
+}
+std::string now_micro() { return format_micro_time(std::chrono::system_clock::now()); }
+}  // namespace
+
+asio::awaitable<api_result<void>> Api::bind(std::string_view ns, std::string_view name, std::string_view uid,
+                                            std::string_view node) {
+  std::string body = R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)";
+  append_json_string(body, name);
+  body += R"(,"namespace":)";
+  append_json_string(body, ns);
+  body += R"(,"uid":)";
+  append_json_string(body, uid);
+  body += R"(},"target":{"kind":"Node","name":)";
+  append_json_string(body, node);
+  body += "}}";
+  HttpRequest req;
+  req.verb = http::verb::post;
+  req.target = pod_path(ns, name) + "/binding";
+  req.body = std::move(body);
+  auto r = co_await call(std::move(req), "bind " + std::string(ns) + "/" + std::string(name));
+  if (!r) co_return r.error();
+  co_return api_result<void>{};
+}
+
+asio::awaitable<api_result<void>> Api::patch_pod_status(std::string_view ns, std::string_view name,
+                                                        std::string patch) {
+  HttpRequest req;
+  req.verb = http::verb::patch;
+  req.target = pod_path(ns, name) + "/status";
+  req.content_type = "application/strategic-merge-patch+json";
+  req.body = std::move(patch);
+  auto r = co_await call(std::move(req), "patch status of " + std::string(ns) + "/" + std::string(name));
+  if (!r) co_return r.error();
+  co_return api_result<void>{};
+}
+
+asio::awaitable<api_result<void>> Api::create_event(const Event& e) {
+  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::system_clock::now().time_since_epoch()).count();
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(nanos));
+  std::string name = e.pod_name + suffix;
+  std::string note = truncate_note(e.note);
+  std::string body;
+  HttpRequest req;
+  req.verb = http::verb::post;
+  if (!core_events_) {
+    body = R"({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":)";
+    append_json_string(body, name);
+    body += R"(,"namespace":)";
+    append_json_string(body, e.ns);
+    body += R"(},"eventTime":)";
+    append_json_string(body, now_micro());
+    body += R"(,"reportingController":)";
+    append_json_string(body, e.reporting_controller);
+    body += R"(,"reportingInstance":)";
+    append_json_string(body, e.reporting_instance);
+    body += R"(,"action":)";
+    append_json_string(body, e.action);
+    body += R"(,"reason":)";
+    append_json_string(body, e.reason);
+    body += R"(,"regarding":{"kind":"Pod","apiVersion":"v1","namespace":)";
+    append_json_string(body, e.ns);
+    body += R"(,"name":)";
+    append_json_string(body, e.pod_name);
+    body += R"(,"uid":)";
+    append_json_string(body, e.pod_uid);
+    body += R"(},"note":)";
+    append_json_string(body, note);
+    body += R"(,"type":)";
+    append_json_string(body, e.type);
+    body += "}";
+    req.target = "/apis/events.k8s.io/v1/namespaces/" + url_encode(e.ns) + "/events";
+    req.body = body;
+    auto r = co_await call(req, "create event");
+    if (r) co_return api_result<void>{};
+    if (!r.error().is_not_found() || r.error().status) co_return r.error();
+    core_events_ = true;  // a 404 without a Status: the group is not served
+  }
+  std::string ts = format_micro_time(std::chrono::system_clock::now());
+  ts = ts.substr(0, 19) + "Z";  // core/v1 timestamps are whole seconds
+  body = R"({"apiVersion":"v1","kind":"Event","metadata":{"name":)";
+  append_json_string(body, name);
+  body += R"(,"namespace":)";
+  append_json_string(body, e.ns);
+  body += R"(},"involvedObject":{"kind":"Pod","apiVersion":"v1","namespace":)";
+  append_json_string(body, e.ns);
+  body += R"(,"name":)";
+  append_json_string(body, e.pod_name);
+  body += R"(,"uid":)";
+  append_json_string(body, e.pod_uid);
+  body += R"(},"reason":)";
+  append_json_string(body, e.reason);
+  body += R"(,"message":)";
+  append_json_string(body, note);
+  body += R"(,"type":)";
+  append_json_string(body, e.type);
+  body += R"(,"source":{"component":)";
+  append_json_string(body, e.reporting_controller);
+  body += R"(},"firstTimestamp":)";
+  append_json_string(body, ts);
+  body += R"(,"lastTimestamp":)";
+  append_json_string(body, ts);
+  body += R"(,"count":1,"reportingComponent":)";
+  append_json_string(body, e.reporting_controller);
+  body += R"(,"reportingInstance":)";
+  append_json_string(body, e.reporting_instance);
+  body += "}";
+  req.target = "/api/v1/namespaces/" + url_encode(e.ns) + "/events";
+  req.body = std::move(body);
+  auto r = co_await call(std::move(req), "create event");
+  if (!r) co_return r.error();
+  co_return api_result<void>{};
+}
+
+namespace {
+std::string lease_path(std::string_view ns, std::string_view name = {}) {
+  std::string p = "/apis/coordination.k8s.io/v1/namespaces/" + url_encode(ns) + "/leases";
+  if (!name.empty()) p += "/" + url_encode(name);
+  return p;
+}
+}  // namespace
+
+asio::awaitable<api_result<Lease>> Api::get_lease(std::string_view ns, std::string_view name) {
+  HttpRequest req;
+  req.target = lease_path(ns, name);
+  auto r = co_await call(std::move(req), "get lease " + std::string(ns) + "/" + std::string(name));
+  if (!r) co_return r.error();
+  auto l = decoder_.lease(r->body);
+  if (!l) co_return ApiError{l.error(), r->status, std::nullopt, "decode lease: " + l.error().message()};
+  co_return std::move(*l);
+}
+
+asio::awaitable<api_result<Lease>> Api::create_lease(const Lease& lease) {
+  HttpRequest req;
+  req.verb = http::verb::post;
+  req.target = lease_path(lease.ns);
+  req.body = encode_lease(lease);
+  auto r = co_await call(std::move(req), "create lease " + lease.ns + "/" + lease.name);
+  if (!r) co_return r.error();
+  auto l = decoder_.lease(r->body);
+  if (!l) co_return ApiError{l.error(), r->status, std::nullopt, "decode lease: " + l.error().message()};
+  co_return std::move(*l);
+}
+
+asio::awaitable<api_result<Lease>> Api::update_lease(const Lease& lease) {
+  HttpRequest req;
+  req.verb = http::verb::put;
+  req.target = lease_path(lease.ns, lease.name);
+  req.body = encode_lease(lease);
+  auto r = co_await call(std::move(req), "update lease " + lease.ns + "/" + lease.name);
+  if (!r) co_return r.error();
+  auto l = decoder_.lease(r->body);
+  if (!l) co_return ApiError{l.error(), r->status, std::nullopt, "decode lease: " + l.error().message()};
+  co_return std::move(*l);
+}
+
+}  // namespace toysched::kube

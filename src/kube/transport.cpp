@@ -1,0 +1,359 @@
+#include "toysched/kube/transport.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/throw_exception.hpp>
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <charconv>
+#include <deque>
+#include <stdexcept>
+#include <variant>
+
+#include "toysched/kube/rate_limiter.hpp"
+#include "toysched/kube/watch_framer.hpp"
+
+namespace toysched::kube {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using std::chrono::milliseconds;
+
+void throw_exception_from_error(const TransportError& e, const boost::source_location& loc) {
+  boost::throw_exception(std::runtime_error(e.message), loc);
+}
+
+namespace {
+
+constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
+
+using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+
+struct Connection {
+  std::variant<beast::tcp_stream, tls_stream> stream;
+  beast::flat_buffer buffer;
+  bool reused = false;
+
+  explicit Connection(asio::any_io_executor ex) : stream(std::in_place_type<beast::tcp_stream>, ex) {}
+  Connection(asio::any_io_executor ex, ssl::context& ctx) : stream(std::in_place_type<tls_stream>, ex, ctx) {}
+
+  beast::tcp_stream& lowest() {
+    if (auto* t = std::get_if<tls_stream>(&stream)) return beast::get_lowest_layer(*t);
+    return std::get<beast::tcp_stream>(stream);
+  }
+};
+
+TransportError fail(errc code, std::string message) { return {make_error_code(code), std::move(message)}; }
+
+bool is_ip_address(const std::string& host) {
+  boost::system::error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+std::optional<std::chrono::seconds> parse_retry_after(beast::string_view v) {
+  // Only the delta-seconds form: the API server never sends an HTTP date.
+  int secs = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), secs);
+  if (ec != std::errc{} || ptr != v.data() + v.size() || secs < 0) return std::nullopt;
+  return std::chrono::seconds(secs);
+}
+
+// The reason OpenSSL gave for refusing the peer, in words.
+std::string tls_reason(tls_stream& s, const boost::system::error_code& ec) {
+  long verify = SSL_get_verify_result(s.native_handle());
+  if (verify != X509_V_OK) return std::string("certificate verify failed: ") + X509_verify_cert_error_string(verify);
+  return ec.message();
+}
+
+}  // namespace
+
+struct Transport::impl {
+  asio::any_io_executor ex;
+  ClientConfig config;
+  TransportOptions opts;
+  std::optional<ssl::context> tls;
+  TokenSource tokens;
+  RateLimiter limiter;
+  std::deque<std::unique_ptr<Connection>> idle;
+  std::uint64_t opened = 0;
+  std::string where;  // "https://host:port" for messages
+
+  impl(asio::any_io_executor e, ClientConfig c, TransportOptions o)
+      : ex(e), config(std::move(c)), opts(std::move(o)), tokens(TokenSource::for_config(config)),
+        limiter(e, opts.qps, opts.burst), where(config.server.to_string()) {}
+
+  std::string verify_name() const {
+    return config.tls_server_name.empty() ? config.server.host : config.tls_server_name;
+  }
+
+  asio::awaitable<transport_result<std::unique_ptr<Connection>>> connect() {
+    std::unique_ptr<Connection> c =
+        tls ? std::make_unique<Connection>(ex, *tls) : std::make_unique<Connection>(ex);
+    tcp::resolver resolver(ex);
+    auto [rec, endpoints] =
+        co_await resolver.async_resolve(config.server.host, std::to_string(config.server.port), nothrow);
+    if (rec) co_return fail(errc::connect_failed, "resolve " + config.server.host + ": " + rec.message());
+    c->lowest().expires_after(opts.connect_timeout);
+    auto [cec, ep] = co_await c->lowest().async_connect(endpoints, nothrow);
+    if (cec == beast::error::timeout)
+      co_return fail(errc::connect_timeout, "connect to " + where + ": timed out after " +
+                                                std::to_string(opts.connect_timeout.count()) + "ms");
+    if (cec) co_return fail(errc::connect_failed, "connect to " + where + ": " + cec.message());
+    c->lowest().socket().set_option(tcp::no_delay(true));
+    if (auto* t = std::get_if<tls_stream>(&c->stream)) {
+      std::string name = verify_name();
+      SSL* ssl_handle = t->native_handle();
+      if (!is_ip_address(name)) SSL_set_tlsext_host_name(ssl_handle, name.c_str());  // SNI is for names only
+      if (!config.insecure_skip_tls_verify) {
+        X509_VERIFY_PARAM* param = SSL_get0_param(ssl_handle);
+        int ok = is_ip_address(name) ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
+                                     : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+        if (ok != 1) co_return fail(errc::tls_failed, "cannot verify server name \"" + name + "\"");
+      }
+      auto [hec] = co_await t->async_handshake(ssl::stream_base::client, nothrow);
+      if (hec == beast::error::timeout)
+        co_return fail(errc::connect_timeout, "TLS handshake with " + where + ": timed out");
+      if (hec) co_return fail(errc::tls_failed, "TLS handshake with " + where + ": " + tls_reason(*t, hec));
+    }
+    c->lowest().expires_never();
+    ++opened;
+    co_return c;
+  }
+
+  http::request<http::string_body> build(const HttpRequest& r) {
+    http::request<http::string_body> req{r.verb, config.server.base_path + r.target, 11};
+    req.set(http::field::host, config.server.authority());
+    req.set(http::field::user_agent, opts.user_agent);
+    req.set(http::field::accept, "application/json");
+    const std::string& token = tokens.current();
+    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
+    if (!r.body.empty() || r.verb == http::verb::post || r.verb == http::verb::put || r.verb == http::verb::patch) {
+      req.set(http::field::content_type, r.content_type.empty() ? "application/json" : r.content_type);
+      req.body() = r.body;
+    }
+    req.keep_alive(true);
+    req.prepare_payload();
+    return req;
+  }
+
+  // One request/response on one connection. `answered` tells whether any
+  // byte of a response arrived (if not, the request may be replayed).
+  template <class S>
+  asio::awaitable<transport_result<HttpResponse>> exchange(S& s, Connection& c,
+                                                           const http::request<http::string_body>& req,
+                                                           bool& answered, bool& keep) {
+    c.lowest().expires_after(opts.request_timeout);
+    auto [wec, wn] = co_await http::async_write(s, req, nothrow);
+    (void)wn;
+    if (wec == beast::error::timeout) co_return fail(errc::request_timeout, "write to " + where + ": timed out");
+    if (wec) co_return fail(errc::connection_lost, "write to " + where + ": " + wec.message());
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(opts.max_body_bytes);
+    auto [rec, rn] = co_await http::async_read(s, c.buffer, parser, nothrow);
+    answered = parser.got_some() || rn > 0;
+    if (rec == beast::error::timeout)
+      co_return fail(errc::request_timeout, std::string(req.method_string()) + " " + std::string(req.target()) +
+                                                ": no response within " +
+                                                std::to_string(opts.request_timeout.count()) + "ms");
+    if (rec == http::error::body_limit)
+      co_return fail(errc::object_too_large, std::string(req.target()) + ": response body over the limit");
+    if (rec) co_return fail(errc::connection_lost, "read from " + where + ": " + rec.message());
+    c.lowest().expires_never();
+    auto& res = parser.get();
+    keep = res.keep_alive();
+    HttpResponse out;
+    out.status = static_cast<int>(res.result_int());
+    if (auto it = res.find(http::field::content_type); it != res.end()) out.content_type = std::string(it->value());
+    if (auto it = res.find(http::field::retry_after); it != res.end()) out.retry_after = parse_retry_after(it->value());
+    out.body = std::move(res.body());
+    co_return out;
+  }
+
+  asio::awaitable<transport_result<HttpResponse>> once(Connection& c, const HttpRequest& r, bool& answered,
+                                                       bool& keep) {
+    auto req = build(r);
+    if (auto* t = std::get_if<tls_stream>(&c.stream)) co_return co_await exchange(*t, c, req, answered, keep);
+    co_return co_await exchange(std::get<beast::tcp_stream>(c.stream), c, req, answered, keep);
+  }
+
+  asio::awaitable<transport_result<std::unique_ptr<Connection>>> take() {
+    while (!idle.empty()) {
+      auto c = std::move(idle.front());
+      idle.pop_front();
+      if (c->lowest().socket().is_open()) {
+        c->reused = true;
+        co_return c;
+      }
+    }
+    co_return co_await connect();
+  }
+
+  void give_back(std::unique_ptr<Connection> c) {
+    if (idle.size() < opts.max_idle_connections) idle.push_back(std::move(c));
+  }
+};
+
+Transport::Transport(std::unique_ptr<impl> p) : p_(std::move(p)) {}
+Transport::~Transport() = default;
+
+config_result<std::unique_ptr<Transport>> Transport::create(asio::any_io_executor ex, ClientConfig config,
+                                                            TransportOptions options) {
+  auto p = std::make_unique<impl>(ex, std::move(config), std::move(options));
+  auto bad = [](std::string what) { return ConfigError{make_error_code(errc::config_invalid), std::move(what)}; };
+  if (p->config.server.tls()) {
+    ssl::context ctx(ssl::context::tls_client);
+    SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+    boost::system::error_code ec;
+    const auto& cfg = p->config;
+    if (!cfg.ca_pem.empty()) {
+      ctx.add_certificate_authority(asio::buffer(cfg.ca_pem), ec);
+      if (ec) return bad("certificate authority of " + cfg.origin.describe() + " does not load: " + ec.message());
+    } else {
+      ctx.set_default_verify_paths(ec);
+    }
+    if (!cfg.client_cert_pem.empty()) {
+      ctx.use_certificate_chain(asio::buffer(cfg.client_cert_pem), ec);
+      if (ec) return bad("client certificate of " + cfg.origin.describe() + " does not load: " + ec.message());
+      ctx.use_private_key(asio::buffer(cfg.client_key_pem), ssl::context::pem, ec);
+      if (ec) return bad("client key of " + cfg.origin.describe() + " does not load: " + ec.message());
+      if (SSL_CTX_check_private_key(ctx.native_handle()) != 1)
+        return bad("client key of " + cfg.origin.describe() + " does not match its certificate");
+    }
+    ctx.set_verify_mode(cfg.insecure_skip_tls_verify ? ssl::verify_none : ssl::verify_peer);
+    p->tls.emplace(std::move(ctx));
+  }
+  return std::unique_ptr<Transport>(new Transport(std::move(p)));
+}
+
+const ClientConfig& Transport::config() const noexcept { return p_->config; }
+std::uint64_t Transport::connections_opened() const noexcept { return p_->opened; }
+
+asio::awaitable<transport_result<HttpResponse>> Transport::request(HttpRequest r) {
+  auto& s = *p_;
+  bool replayed = false, reauthenticated = false;
+  int retries = 0;
+  for (;;) {
+    co_await s.limiter.acquire();
+    auto conn = co_await s.take();
+    if (!conn) co_return conn.error();
+    bool answered = false, keep = false;
+    auto res = co_await s.once(**conn, r, answered, keep);
+    if (!res) {
+      // A kept-alive connection the server had already closed: nothing was
+      // answered, so send it once more on a fresh connection.
+      if ((*conn)->reused && !answered && !replayed && res.error().code == errc::connection_lost) {
+        replayed = true;
+        continue;
+      }
+      co_return res.error();
+    }
+    if (keep) s.give_back(std::move(*conn));
+    res->replayed = replayed;
+    if (res->status == 401 && s.tokens.uses_file() && !reauthenticated) {
+      s.tokens.invalidate();  // a rotated token: read the file again, once
+      reauthenticated = true;
+      continue;
+    }
+    bool retryable = (res->status == 429 || res->status >= 500) && res->retry_after.has_value();
+    if (retryable && retries < s.opts.max_retries) {
+      ++retries;
+      auto wait = std::min(*res->retry_after, s.opts.max_retry_after);
+      if (wait.count() == 0) wait = std::chrono::seconds(1);
+      asio::steady_timer t(s.ex, wait);
+      co_await t.async_wait(asio::use_awaitable);
+      continue;
+    }
+    co_return std::move(*res);
+  }
+}
+
+namespace {
+
+class StreamImpl final : public Stream {
+ public:
+  explicit StreamImpl(std::unique_ptr<Connection> c) : c_(std::move(c)) {}
+
+  asio::awaitable<transport_result<bool>> read_into(WatchFramer& framer, milliseconds idle_timeout) override {
+    // Bytes the header read already pulled past the headers come first.
+    if (c_->buffer.size() > 0) {
+      auto data = c_->buffer.data();
+      auto fed = framer.feed(std::string_view(static_cast<const char*>(data.data()), data.size()));
+      c_->buffer.consume(c_->buffer.size());
+      if (!fed) co_return TransportError{fed.error(), "watch stream: " + fed.error().message()};
+      co_return true;
+    }
+    char buf[64 * 1024];
+    c_->lowest().expires_after(idle_timeout);
+    std::size_t n = 0;
+    boost::system::error_code ec;
+    if (auto* t = std::get_if<tls_stream>(&c_->stream)) {
+      std::tie(ec, n) = co_await t->async_read_some(asio::buffer(buf), nothrow);
+    } else {
+      std::tie(ec, n) = co_await std::get<beast::tcp_stream>(c_->stream).async_read_some(asio::buffer(buf), nothrow);
+    }
+    if (n > 0) {
+      auto fed = framer.feed(std::string_view(buf, n));
+      if (!fed) co_return TransportError{fed.error(), "watch stream: " + fed.error().message()};
+    }
+    if (ec == beast::error::timeout)
+      co_return TransportError{make_error_code(errc::request_timeout), "watch stream idle for too long"};
+    if (ec == asio::error::eof || ec == ssl::error::stream_truncated || ec == asio::error::connection_reset)
+      co_return false;
+    if (ec) co_return TransportError{make_error_code(errc::connection_lost), "watch stream: " + ec.message()};
+    co_return true;
+  }
+
+  void close() override {
+    boost::system::error_code ec;
+    c_->lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    c_->lowest().close();
+  }
+
+ private:
+  std::unique_ptr<Connection> c_;
+};
+
+}  // namespace
+
+asio::awaitable<transport_result<std::unique_ptr<Stream>>> Transport::open_stream(std::string target,
+                                                                                   WatchFramer& framer) {
+  auto& s = *p_;
+  co_await s.limiter.acquire();
+  auto conn = co_await s.connect();  // a stream never shares its connection
+  if (!conn) co_return conn.error();
+  auto& c = **conn;
+  HttpRequest r;
+  r.target = std::move(target);
+  auto req = s.build(r);
+  c.lowest().expires_after(s.opts.request_timeout);
+  boost::system::error_code wec;
+  if (auto* t = std::get_if<tls_stream>(&c.stream)) {
+    std::tie(wec, std::ignore) = co_await http::async_write(*t, req, nothrow);
+  } else {
+    std::tie(wec, std::ignore) = co_await http::async_write(std::get<beast::tcp_stream>(c.stream), req, nothrow);
+  }
+  if (wec) co_return fail(errc::connection_lost, "watch " + std::string(req.target()) + ": " + wec.message());
+  auto stream = std::make_unique<StreamImpl>(std::move(*conn));
+  // Read until the status line and headers are in.
+  while (!framer.header_done()) {
+    auto more = co_await stream->read_into(framer, s.opts.request_timeout);
+    if (!more) co_return more.error();
+    if (!*more) co_return fail(errc::connection_lost, "watch " + std::string(req.target()) + ": closed before the headers");
+  }
+  if (framer.status() == 401 && s.tokens.uses_file()) s.tokens.invalidate();
+  co_return std::unique_ptr<Stream>(std::move(stream));
+}
+
+}  // namespace toysched::kube

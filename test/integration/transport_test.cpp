@@ -1,0 +1,158 @@
+// The transport against a real API server (the lab): TLS verified, tokens,
+// client certificates, keep-alive, a watch stream.
+#include <doctest/doctest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "async_run.hpp"
+#include "lab_fixture.hpp"
+#include "toysched/kube/config.hpp"
+#include "toysched/kube/transport.hpp"
+#include "toysched/kube/watch_framer.hpp"
+
+using namespace toysched;
+using namespace toysched::kube;
+using testing::Lab;
+using testing::run_async;
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+namespace {
+
+ClientConfig load(const std::string& path) {
+  auto c = load_kubeconfig({path});
+  REQUIRE_MESSAGE(c.has_value(), (c.has_value() ? "" : c.error().message));
+  return *c;
+}
+
+std::unique_ptr<Transport> make(asio::io_context& io, ClientConfig c) {
+  auto t = Transport::create(io.get_executor(), std::move(c));
+  REQUIRE_MESSAGE(t.has_value(), (t.has_value() ? "" : t.error().message));
+  return std::move(*t);
+}
+
+transport_result<HttpResponse> get(asio::io_context& io, Transport& t, std::string target) {
+  HttpRequest req;
+  req.target = std::move(target);
+  return run_async(io, [&]() -> asio::awaitable<transport_result<HttpResponse>> {
+    co_return co_await t.request(req);
+  }());
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  auto p = fs::temp_directory_path() / (testing::unique_name("toysched-" + name));
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("token auth over verified TLS, with keep-alive") {
+  auto& lab = Lab::shared();
+  asio::io_context io;
+  auto t = make(io, load(lab.kubeconfig()));
+  for (int i = 0; i < 5; ++i) {
+    auto r = get(io, *t, "/version");
+    REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message));
+    CHECK(r->status == 200);
+    CHECK(r->body.find("\"gitVersion\": \"v1.36.3\"") != std::string::npos);
+  }
+  CHECK(t->connections_opened() == 1);
+  auto nodes = get(io, *t, "/api/v1/nodes");
+  REQUIRE(nodes.has_value());
+  CHECK(nodes->status == 200);
+  CHECK(nodes->body.find("lab-node-1") != std::string::npos);
+}
+
+TEST_CASE("client certificate auth") {
+  auto& lab = Lab::shared();
+  asio::io_context io;
+  auto t = make(io, load(lab.cert_kubeconfig()));
+  auto r = get(io, *t, "/api/v1/namespaces/default");
+  REQUIRE(r.has_value());
+  CHECK(r->status == 200);
+}
+
+TEST_CASE("a wrong CA fails with a clear TLS error") {
+  auto& lab = Lab::shared();
+  asio::io_context io;
+  auto cfg = load(lab.kubeconfig());
+  // Any other CA: the client certificate's issuer is not the serving CA.
+  std::string dir = fs::path(lab.kubeconfig()).parent_path().string();
+  std::string other_ca = testing::run_command({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                                               "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj",
+                                               "/CN=not-the-lab", "-keyout", "/dev/null", "-out", "/dev/stdout"});
+  cfg.ca_pem = other_ca;
+  auto t = make(io, cfg);
+  auto r = get(io, *t, "/version");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == errc::tls_failed);
+  CHECK(r.error().message.find("certificate verify failed") != std::string::npos);
+}
+
+TEST_CASE("a wrong token is a 401 response; a replaced token file is picked up without a restart") {
+  auto& lab = Lab::shared();
+  asio::io_context io;
+  auto cfg = load(lab.kubeconfig());
+  std::string good = cfg.token;
+  std::string file = write_temp("token", "not-a-valid-token");
+  cfg.token.clear();
+  cfg.token_file = file;
+  auto t = make(io, cfg);
+  auto r1 = get(io, *t, "/api/v1/nodes");
+  REQUIRE(r1.has_value());
+  CHECK(r1->status == 401);
+  std::ofstream(file) << good;  // the kubelet rotated the token
+  auto r2 = get(io, *t, "/api/v1/nodes");
+  REQUIRE(r2.has_value());
+  CHECK(r2->status == 200);
+  fs::remove(file);
+}
+
+TEST_CASE("nothing listening: connect fails with its own code") {
+  asio::io_context io;
+  auto cfg = load(Lab::shared().kubeconfig());
+  cfg.server.port = 1;  // nothing listens on tcpmux
+  auto t = make(io, cfg);
+  auto r = get(io, *t, "/version");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == errc::connect_failed);
+}
+
+TEST_CASE("a watch stream delivers events as they happen") {
+  auto& lab = Lab::shared();
+  std::string ns = testing::unique_name("transport-watch");
+  lab.kubectl({"create", "namespace", ns});
+  asio::io_context io;
+  auto t = make(io, load(lab.kubeconfig()));
+  WatchFramer framer;
+  std::vector<std::string> lines;
+  bool ok = run_async(io, [&]() -> asio::awaitable<bool> {
+    auto s = co_await t->open_stream("/api/v1/namespaces/" + ns + "/configmaps?watch=1&timeoutSeconds=30", framer);
+    if (!s) co_return false;
+    if (framer.status() != 200) co_return false;
+    // Create objects from outside while the stream is open.
+    testing::run_command({testing::build_dir() + "/kubectl", "--kubeconfig", lab.kubeconfig(), "-n", ns, "create",
+                          "configmap", "one"});
+    testing::run_command({testing::build_dir() + "/kubectl", "--kubeconfig", lab.kubeconfig(), "-n", ns, "create",
+                          "configmap", "two"});
+    std::string line;
+    while (lines.size() < 2) {
+      auto more = co_await (*s)->read_into(framer, std::chrono::seconds(20));
+      if (!more || !*more) co_return false;
+      while (framer.next_line(line)) lines.push_back(line);
+    }
+    (*s)->close();
+    co_return true;
+  }());
+  CHECK(ok);
+  REQUIRE(lines.size() >= 2);
+  CHECK(lines[0].find("\"type\":\"ADDED\"") != std::string::npos);
+  CHECK(lines[0].find("\"name\":\"one\"") != std::string::npos);
+  CHECK(lines[1].find("\"name\":\"two\"") != std::string::npos);
+  lab.kubectl({"delete", "namespace", ns, "--wait=false"});
+}
