@@ -1,0 +1,59 @@
+// One scheduling decision: the synchronous part of kube-scheduler's
+// scheduling cycle (schedule_one.go schedulePod), pure and allocation-light.
+//
+//   PreFilter (NodeAffinity node names)
+//     → Filter every node (plugins.hpp order, first rejection wins)
+//     → 0 feasible: FitError message   1 feasible: take it, unscored
+//     → Score + normalize + weight every feasible node → highest total,
+//       ties broken uniformly at random
+//
+// Differences from upstream, on purpose:
+//  - No percentageOfNodesToScore: upstream stops filtering once it has
+//    found max(100, n × adaptive%) feasible nodes (500 of 5000) and starts
+//    the next cycle where this one stopped. We filter and score every node,
+//    so a decision is the same as a full search and does not depend on the
+//    previous pod; the benchmark shows what that costs.
+//  - No preemption, so the FitError never carries upstream's trailing
+//    "preemption: 0/N nodes are available: …" sentence.
+//  - Not thread-parallel: one thread owns the cache (DESIGN.md).
+#pragma once
+
+#include "toysched/kube/objects.hpp"
+#include "toysched/sched/node_info.hpp"
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace toysched::sched {
+
+struct Decision {
+  // unresolvable: every node that failed did so for a reason preemption
+  // cannot fix (taint, affinity, cordon, node name), or there are no nodes.
+  enum class Status { scheduled, unschedulable, unresolvable, error } status = Status::error;
+  std::string node;  // chosen node when scheduled
+  int evaluated_nodes = 0, feasible_nodes = 0;
+  std::string message;  // FitError text when not scheduled
+};
+
+// Per-plugin scores of one feasible node, normalized and multiplied by the
+// plugin's weight, as upstream's NodePluginScores holds them and logs them at
+// -v=10 ("Plugin scored node for pod", "Calculated node's final score for pod").
+struct NodeScore {
+  const NodeInfo* node = nullptr;
+  std::int64_t least_allocated = 0;
+  std::int64_t balanced_allocation = 0;
+  std::int64_t taint_toleration = 0;
+  std::int64_t node_affinity = 0;
+  std::int64_t total = 0;
+};
+
+// `scores`, when given, receives one entry per feasible node in input order
+// (left empty when fewer than two nodes are feasible: nothing is scored then).
+// Single-threaded: scratch buffers are reused across calls on one thread.
+Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nodes,
+                      std::mt19937_64& rng, std::vector<NodeScore>* scores = nullptr);
+
+}  // namespace toysched::sched

@@ -1,0 +1,68 @@
+// Tells users why, in the words `kubectl describe pod` shows:
+//   Normal   Scheduled         Successfully assigned ns/p to n1
+//   Warning  FailedScheduling  0/3 nodes are available: 3 Insufficient cpu.
+// plus the PodScheduled=False condition (reason Unschedulable) on the pod.
+//
+// Posting is off the scheduling path: record() only queues. One task
+// (`events`) drains the queue with a few requests in flight, on a client of
+// its own so events never eat the binds' rate limit (kube-scheduler does the
+// same). Coalesced: the same FailedScheduling message for the same pod is
+// not sent again within 10 minutes, nor is an unchanged condition patched
+// again; beyond 1000 queued, the oldest are dropped (a burst of failures
+// must not flood the API server).
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <deque>
+#include <string>
+#include <unordered_map>
+
+#include "toysched/kube/api.hpp"
+
+namespace toysched::sched {
+
+class EventRecorder {
+ public:
+  EventRecorder(kube::Api& api, std::string controller, std::string instance);
+
+  void scheduled(const kube::Pod& pod, const std::string& node);
+  void failed_scheduling(const kube::Pod& pod, const std::string& message, bool scheduler_error = false);
+  void forget(const std::string& pod_uid);  // the pod is gone: drop its coalescing state
+
+  boost::asio::awaitable<void> run();  // the `events` task
+  void stop();
+
+  std::uint64_t posted() const noexcept { return posted_; }
+  std::uint64_t failed() const noexcept { return failed_; }
+  std::uint64_t dropped() const noexcept { return dropped_; }
+
+ private:
+  struct Item {
+    kube::Api::Event event;
+    std::string pod_ns, pod_name;
+    std::string condition_patch;  // empty: no status patch
+  };
+  void push(Item item);
+  boost::asio::awaitable<void> post(Item item);
+
+  kube::Api& api_;
+  std::string controller_, instance_;
+  std::deque<Item> queue_;
+  struct Last {
+    std::string message;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::unordered_map<std::string, Last> last_failure_;  // by pod UID
+  std::unique_ptr<boost::asio::steady_timer> wake_;
+  bool stopping_ = false;
+  int in_flight_ = 0;
+  std::uint64_t posted_ = 0, failed_ = 0, dropped_ = 0;
+};
+
+// {"status":{"conditions":[{"type":"PodScheduled","status":"False",...}]}}
+std::string pod_scheduled_false_patch(const std::string& reason, const std::string& message);
+
+}  // namespace toysched::sched

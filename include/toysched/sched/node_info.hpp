@@ -1,0 +1,54 @@
+// What the cache knows about one node: the Node itself plus the running sums
+// the filters and scores read, so a scheduling cycle never walks a node's
+// pods. kube-scheduler keeps the same aggregate (framework/types.go NodeInfo).
+//
+// Invariant: the sums equal the fold of add_pod over the pods counted here,
+// bound or assumed; remove_pod is its exact inverse, so assume → forget
+// leaves every field but `generation` as it was.
+#pragma once
+
+#include "toysched/kube/objects.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace toysched::sched {
+
+// LeastAllocated would see a pod with no requests as free and pile every
+// such pod on one node; upstream scores them as if they asked for this much
+// (pkg/scheduler/util/pod_resources.go DefaultMilliCPURequest and
+// DefaultMemoryRequest). Filtering never uses these.
+inline constexpr std::int64_t kDefaultMilliCpuRequest = 100;
+inline constexpr std::int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;
+
+// Upstream applies the defaults per container (each container without a cpu
+// request adds 100m). We only have the pod's effective request, so we apply
+// them once per pod: 0 → default. It differs only for multi-container pods
+// where some containers leave a request out, and then only in scoring.
+constexpr std::int64_t nonzero_milli_cpu(const kube::Resources& r) noexcept {
+  return r.milli_cpu != 0 ? r.milli_cpu : kDefaultMilliCpuRequest;
+}
+constexpr std::int64_t nonzero_memory(const kube::Resources& r) noexcept {
+  return r.memory != 0 ? r.memory : kDefaultMemoryRequest;
+}
+
+struct NodeInfo {
+  kube::Node node;
+  // Sum of the effective requests of every pod counted here. `extended`
+  // stays sorted by name and holds no zero entries, so add then remove
+  // compares equal to the start.
+  kube::Resources requested;
+  std::int64_t nonzero_milli_cpu = 0;  // scoring only: see nonzero_milli_cpu()
+  std::int64_t nonzero_memory = 0;
+  int pod_count = 0;
+  std::vector<kube::HostPort> used_ports;  // a multiset: two pods may bind the same port on different IPs
+  // Bumped on every change, so a snapshot can tell which NodeInfos to copy.
+  // Per node, not global: a cache that needs one clock across nodes sets it
+  // itself after the call.
+  std::uint64_t generation = 0;
+
+  void add_pod(const kube::Pod& p);
+  void remove_pod(const kube::Pod& p);
+};
+
+}  // namespace toysched::sched

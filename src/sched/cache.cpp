@@ -1,0 +1,124 @@
+#include "toysched/sched/cache.hpp"
+
+namespace toysched::sched {
+
+NodeInfo& Cache::info_for(const std::string& node) {
+  auto& slot = nodes_[node];
+  if (!slot) {
+    slot = std::make_unique<NodeInfo>();
+    slot->node.name = node;
+  }
+  return *slot;
+}
+
+void Cache::count(const kube::Pod& p) { info_for(p.node_name).add_pod(p); }
+
+void Cache::uncount(const kube::Pod& p) {
+  auto it = nodes_.find(p.node_name);
+  if (it == nodes_.end()) return;
+  it->second->remove_pod(p);
+  // A placeholder with no pods left is dropped.
+  if (!node_known_[p.node_name] && it->second->pod_count == 0) {
+    nodes_.erase(it);
+    node_known_.erase(p.node_name);
+  }
+}
+
+void Cache::add_node(const kube::Node& n) {
+  auto& info = info_for(n.name);
+  info.node = n;
+  ++info.generation;
+  if (!node_known_[n.name]) list_dirty_ = true;
+  node_known_[n.name] = true;
+}
+
+void Cache::update_node(const kube::Node& n) { add_node(n); }
+
+void Cache::remove_node(const std::string& name) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  node_known_[name] = false;
+  list_dirty_ = true;
+  if (it->second->pod_count == 0) {
+    nodes_.erase(it);
+    node_known_.erase(name);
+  }
+}
+
+void Cache::add_pod(const kube::Pod& p) {
+  auto it = pods_.find(p.uid);
+  if (it != pods_.end()) {
+    // The watch confirms our assumption (or repeats what we have): swap in
+    // the server's copy, moving the accounting if the node differs.
+    uncount(it->second.pod);
+    if (it->second.assumed) --assumed_count_;
+    it->second.pod = p;
+    it->second.assumed = false;
+    count(p);
+    return;
+  }
+  pods_.emplace(p.uid, PodState{p, false, std::chrono::steady_clock::now()});
+  count(p);
+}
+
+void Cache::update_pod(const kube::Pod& old, const kube::Pod& now) {
+  (void)old;
+  add_pod(now);  // requests may change (in-place resize); re-count from the new copy
+}
+
+void Cache::remove_pod(const kube::Pod& p) {
+  auto it = pods_.find(p.uid);
+  if (it == pods_.end()) return;
+  uncount(it->second.pod);
+  if (it->second.assumed) --assumed_count_;
+  pods_.erase(it);
+}
+
+bool Cache::assume(const kube::Pod& p, const std::string& node) {
+  if (pods_.count(p.uid)) return false;
+  auto known = node_known_.find(node);
+  if (known == node_known_.end() || !known->second) return false;
+  kube::Pod copy = p;
+  copy.node_name = node;
+  count(copy);
+  pods_.emplace(p.uid, PodState{std::move(copy), true, std::chrono::steady_clock::now()});
+  ++assumed_count_;
+  return true;
+}
+
+void Cache::forget(const std::string& uid) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end() || !it->second.assumed) return;
+  uncount(it->second.pod);
+  --assumed_count_;
+  pods_.erase(it);
+}
+
+bool Cache::is_assumed(const std::string& uid) const {
+  auto it = pods_.find(uid);
+  return it != pods_.end() && it->second.assumed;
+}
+
+const std::vector<const NodeInfo*>& Cache::nodes() {
+  if (list_dirty_) {
+    list_.clear();
+    for (auto& [name, info] : nodes_)
+      if (node_known_[name]) list_.push_back(info.get());
+    list_dirty_ = false;
+  }
+  return list_;
+}
+
+const NodeInfo* Cache::node(const std::string& name) const {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+std::vector<Cache::AssumedPod> Cache::assumed() const {
+  std::vector<AssumedPod> out;
+  for (auto& [uid, st] : pods_)
+    if (st.assumed) out.push_back({st.pod.ns + "/" + st.pod.name, st.pod.node_name, st.since});
+  return out;
+}
+
+}  // namespace toysched::sched

@@ -1,0 +1,113 @@
+#include "toysched/sched/events.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "toysched/log/log.hpp"
+
+namespace toysched::sched {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+constexpr std::size_t kMaxQueued = 1000;
+constexpr int kMaxInFlight = 4;
+constexpr auto kRepeatAfter = 10min;
+}  // namespace
+
+std::string pod_scheduled_false_patch(const std::string& reason, const std::string& message) {
+  std::string ts = kube::format_micro_time(std::chrono::system_clock::now()).substr(0, 19) + "Z";
+  std::string body = R"({"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":)";
+  kube::append_json_string(body, reason);
+  body += R"(,"message":)";
+  kube::append_json_string(body, message);
+  body += R"(,"lastProbeTime":null,"lastTransitionTime":)";
+  kube::append_json_string(body, ts);
+  body += "}]}}";
+  return body;
+}
+
+EventRecorder::EventRecorder(kube::Api& api, std::string controller, std::string instance)
+    : api_(api), controller_(std::move(controller)), instance_(std::move(instance)) {}
+
+void EventRecorder::push(Item item) {
+  if (stopping_) return;
+  if (queue_.size() >= kMaxQueued) {
+    queue_.pop_front();
+    ++dropped_;
+  }
+  queue_.push_back(std::move(item));
+  if (wake_) wake_->cancel();
+}
+
+void EventRecorder::scheduled(const kube::Pod& pod, const std::string& node) {
+  last_failure_.erase(pod.uid);
+  Item it;
+  it.event = {pod.ns, pod.name, pod.uid, "Normal", "Scheduled", "Binding",
+              "Successfully assigned " + pod.ns + "/" + pod.name + " to " + node, controller_, instance_};
+  push(std::move(it));
+}
+
+void EventRecorder::failed_scheduling(const kube::Pod& pod, const std::string& message, bool scheduler_error) {
+  auto now = std::chrono::steady_clock::now();
+  auto& last = last_failure_[pod.uid];
+  if (last.message == message && now - last.at < kRepeatAfter) return;  // said already
+  last = {message, now};
+  Item it;
+  it.event = {pod.ns, pod.name, pod.uid, "Warning", "FailedScheduling", "Scheduling", message, controller_, instance_};
+  it.pod_ns = pod.ns;
+  it.pod_name = pod.name;
+  it.condition_patch = pod_scheduled_false_patch(scheduler_error ? "SchedulerError" : "Unschedulable", message);
+  push(std::move(it));
+}
+
+void EventRecorder::forget(const std::string& pod_uid) { last_failure_.erase(pod_uid); }
+
+asio::awaitable<void> EventRecorder::post(Item item) {
+  if (!item.condition_patch.empty()) {
+    auto r = co_await api_.patch_pod_status(item.pod_ns, item.pod_name, item.condition_patch);
+    if (!r && !r.error().is_not_found()) {
+      ++failed_;
+      TS_LOG(2, "Failed to update the pod's PodScheduled condition", {"pod", item.pod_ns + "/" + item.pod_name},
+             {"err", r.error().message});
+    }
+  }
+  auto r = co_await api_.create_event(item.event);
+  if (r) {
+    ++posted_;
+  } else {
+    ++failed_;
+    TS_LOG(2, "Event not posted", {"reason", item.event.reason}, {"pod", item.event.ns + "/" + item.event.pod_name},
+           {"err", r.error().message});
+  }
+}
+
+asio::awaitable<void> EventRecorder::run() {
+  auto ex = co_await asio::this_coro::executor;
+  while (!stopping_ || !queue_.empty()) {
+    while (!queue_.empty() && in_flight_ < kMaxInFlight) {
+      Item item = std::move(queue_.front());
+      queue_.pop_front();
+      ++in_flight_;
+      asio::co_spawn(ex, post(std::move(item)), [this](std::exception_ptr) {
+        --in_flight_;
+        if (wake_) wake_->cancel();
+      });
+    }
+    if (stopping_ && queue_.empty()) break;
+    wake_ = std::make_unique<asio::steady_timer>(ex, 1h);
+    co_await wake_->async_wait(asio::as_tuple(asio::use_awaitable));
+    wake_.reset();
+  }
+}
+
+void EventRecorder::stop() {
+  stopping_ = true;
+  if (wake_) wake_->cancel();
+}
+
+}  // namespace toysched::sched

@@ -1,0 +1,149 @@
+#include "toysched/sched/queue.hpp"
+
+#include <algorithm>
+
+namespace toysched::sched {
+
+Queue::clock::duration Queue::backoff_for(int attempts) const {
+  auto d = std::chrono::duration_cast<clock::duration>(opts_.initial_backoff);
+  for (int i = 1; i < attempts && d < opts_.max_backoff; ++i) d *= 2;
+  return std::min<clock::duration>(d, opts_.max_backoff);
+}
+
+void Queue::detach(Entry& e, const std::string& uid) {
+  switch (e.where) {
+    case Where::active: active_.erase(ActiveKey{e.pod.priority, e.queued, e.seq, uid}); break;
+    case Where::backoff: backoff_.erase({e.backoff_until, uid}); break;
+    case Where::unschedulable: unschedulable_.erase(uid); break;
+    case Where::in_flight:
+    case Where::done: break;
+  }
+}
+
+void Queue::to_active(Entry& e, const std::string& uid, clock::time_point now) {
+  detach(e, uid);
+  e.where = Where::active;
+  e.queued = now;
+  e.seq = ++seq_;
+  active_.insert(ActiveKey{e.pod.priority, e.queued, e.seq, uid});
+}
+
+void Queue::to_backoff(Entry& e, const std::string& uid, clock::time_point now) {
+  detach(e, uid);
+  e.where = Where::backoff;
+  e.backoff_until = now + backoff_for(std::max(1, e.attempts));
+  backoff_.insert({e.backoff_until, uid});
+}
+
+void Queue::add_or_update(const kube::Pod& pod, clock::time_point now) {
+  auto it = entries_.find(pod.uid);
+  if (it == entries_.end()) {
+    Entry e;
+    e.pod = pod;
+    e.first_queued = now;
+    auto [ins, ok] = entries_.emplace(pod.uid, std::move(e));
+    to_active(ins->second, pod.uid, now);
+    return;
+  }
+  Entry& e = it->second;
+  switch (e.where) {
+    case Where::active:
+      if (e.pod.priority != pod.priority) {  // the priority is part of the order key
+        active_.erase(ActiveKey{e.pod.priority, e.queued, e.seq, pod.uid});
+        e.pod = pod;
+        active_.insert(ActiveKey{e.pod.priority, e.queued, e.seq, pod.uid});
+      } else {
+        e.pod = pod;
+      }
+      break;
+    case Where::unschedulable:
+      e.pod = pod;  // its spec changed: it may fit now
+      if (now >= e.backoff_until) to_active(e, pod.uid, now);
+      else to_backoff(e, pod.uid, now);
+      break;
+    case Where::backoff:
+    case Where::in_flight:
+    case Where::done:
+      e.pod = pod;
+      break;
+  }
+}
+
+void Queue::remove(const std::string& uid) {
+  auto it = entries_.find(uid);
+  if (it == entries_.end()) return;
+  detach(it->second, uid);
+  entries_.erase(it);
+}
+
+std::optional<Queue::Item> Queue::pop(clock::time_point) {
+  if (active_.empty()) return std::nullopt;
+  auto key = *active_.begin();
+  active_.erase(active_.begin());
+  Entry& e = entries_.at(key.uid);
+  e.where = Where::in_flight;
+  ++e.attempts;
+  e.popped_at_cycle = move_cycle_;
+  return Item{e.pod, e.attempts, e.first_queued};
+}
+
+void Queue::done(const std::string& uid) {
+  auto it = entries_.find(uid);
+  if (it != entries_.end()) it->second.where = Where::done;
+}
+
+void Queue::unschedulable(const std::string& uid, clock::time_point now) {
+  auto it = entries_.find(uid);
+  if (it == entries_.end()) return;
+  Entry& e = it->second;
+  if (e.popped_at_cycle != move_cycle_) {
+    // Something changed in the cluster while we were deciding: try again
+    // after the backoff instead of waiting for the next event.
+    to_backoff(e, uid, now);
+    return;
+  }
+  detach(e, uid);
+  e.where = Where::unschedulable;
+  e.unschedulable_since = now;
+  e.backoff_until = now + backoff_for(e.attempts);
+  unschedulable_.insert(uid);
+}
+
+void Queue::backoff(const std::string& uid, clock::time_point now) {
+  auto it = entries_.find(uid);
+  if (it == entries_.end()) return;
+  to_backoff(it->second, uid, now);
+}
+
+void Queue::move_all_to_active_or_backoff(clock::time_point now) {
+  ++move_cycle_;
+  std::vector<std::string> uids(unschedulable_.begin(), unschedulable_.end());
+  for (auto& uid : uids) {
+    Entry& e = entries_.at(uid);
+    if (now >= e.backoff_until) to_active(e, uid, now);
+    else to_backoff(e, uid, now);
+  }
+}
+
+void Queue::flush(clock::time_point now) {
+  while (!backoff_.empty() && backoff_.begin()->first <= now) {
+    std::string uid = backoff_.begin()->second;
+    to_active(entries_.at(uid), uid, now);
+  }
+  std::vector<std::string> stale;
+  for (auto& uid : unschedulable_)
+    if (now - entries_.at(uid).unschedulable_since >= opts_.max_unschedulable) stale.push_back(uid);
+  for (auto& uid : stale) to_active(entries_.at(uid), uid, now);
+}
+
+bool Queue::in_flight(const std::string& uid) const {
+  auto it = entries_.find(uid);
+  return it != entries_.end() && (it->second.where == Where::in_flight || it->second.where == Where::done);
+}
+
+std::optional<Queue::clock::time_point> Queue::next_backoff_expiry() const {
+  if (backoff_.empty()) return std::nullopt;
+  return backoff_.begin()->first;
+}
+
+}  // namespace toysched::sched

@@ -1,0 +1,91 @@
+#include <doctest/doctest.h>
+
+#include "toysched/sched/cache.hpp"
+
+using namespace toysched;
+using kube::Node;
+using kube::Pod;
+
+namespace {
+Node node(std::string name, std::int64_t milli_cpu = 4000) {
+  Node n;
+  n.name = std::move(name);
+  n.uid = "uid-" + n.name;
+  n.resource_version = "1";
+  n.allocatable.milli_cpu = milli_cpu;
+  n.allocatable.memory = std::int64_t{32} << 30;
+  n.allocatable.pods = 110;
+  n.ready = true;
+  return n;
+}
+Pod pod(std::string name, std::int64_t milli_cpu, std::string node_name = {}) {
+  Pod p;
+  p.ns = "d";
+  p.name = name;
+  p.uid = "uid-" + name;
+  p.requests.milli_cpu = milli_cpu;
+  p.node_name = std::move(node_name);
+  return p;
+}
+}  // namespace
+
+TEST_CASE("an assumed pod counts at once; the watch confirms it; forget undoes it") {
+  sched::Cache c;
+  c.add_node(node("n1"));
+  REQUIRE(c.assume(pod("a", 500), "n1"));
+  CHECK(c.node("n1")->requested.milli_cpu == 500);
+  CHECK(c.node("n1")->pod_count == 1);
+  CHECK(c.is_assumed("uid-a"));
+  CHECK_FALSE(c.assume(pod("a", 500), "n1"));  // never decided twice
+
+  c.add_pod(pod("a", 500, "n1"));  // the watch shows it bound
+  CHECK_FALSE(c.is_assumed("uid-a"));
+  CHECK(c.node("n1")->requested.milli_cpu == 500);  // counted once, not twice
+  CHECK(c.bound_count() == 1);
+
+  REQUIRE(c.assume(pod("b", 700), "n1"));
+  c.forget("uid-b");
+  CHECK(c.node("n1")->requested.milli_cpu == 500);
+  CHECK(c.node("n1")->pod_count == 1);
+  CHECK(c.assumed_count() == 0);
+}
+
+TEST_CASE("bound elsewhere than assumed: the accounting moves with it") {
+  sched::Cache c;
+  c.add_node(node("n1"));
+  c.add_node(node("n2"));
+  REQUIRE(c.assume(pod("a", 500), "n1"));
+  c.add_pod(pod("a", 500, "n2"));  // someone else won the race onto n2
+  CHECK(c.node("n1")->requested.milli_cpu == 0);
+  CHECK(c.node("n2")->requested.milli_cpu == 500);
+}
+
+TEST_CASE("pods on a node not yet seen count once it appears; removed nodes leave the list") {
+  sched::Cache c;
+  c.add_pod(pod("early", 1000, "late-node"));
+  CHECK(c.nodes().empty());
+  c.add_node(node("late-node"));
+  REQUIRE(c.nodes().size() == 1);
+  CHECK(c.nodes()[0]->requested.milli_cpu == 1000);
+  c.remove_node("late-node");
+  CHECK(c.nodes().empty());
+  CHECK_FALSE(c.assume(pod("x", 1), "late-node"));
+  c.remove_pod(pod("early", 1000, "late-node"));
+  CHECK(c.node("late-node") == nullptr);
+}
+
+TEST_CASE("nodes come in name order and a node update keeps its pods") {
+  sched::Cache c;
+  c.add_node(node("b"));
+  c.add_node(node("a"));
+  c.add_pod(pod("p", 300, "b"));
+  auto updated = node("b", 8000);
+  updated.resource_version = "2";
+  c.update_node(updated);
+  auto& ns = c.nodes();
+  REQUIRE(ns.size() == 2);
+  CHECK(ns[0]->node.name == "a");
+  CHECK(ns[1]->node.name == "b");
+  CHECK(ns[1]->node.allocatable.milli_cpu == 8000);
+  CHECK(ns[1]->requested.milli_cpu == 300);
+}

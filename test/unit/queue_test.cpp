@@ -1,0 +1,118 @@
+#include <doctest/doctest.h>
+
+#include "toysched/sched/queue.hpp"
+
+using toysched::kube::Pod;
+using toysched::sched::Queue;
+using namespace std::chrono_literals;
+
+namespace {
+Pod pod(std::string uid, int priority = 0) {
+  Pod p;
+  p.ns = "default";
+  p.name = uid;
+  p.uid = std::move(uid);
+  p.priority = priority;
+  return p;
+}
+const Queue::clock::time_point t0 = Queue::clock::time_point{} + 1h;
+std::string pop_uid(Queue& q, Queue::clock::time_point now = t0) {
+  auto item = q.pop(now);
+  return item ? item->pod.uid : "";
+}
+}  // namespace
+
+TEST_CASE("activeQ: higher priority first, then older first") {
+  Queue q;
+  q.add_or_update(pod("old-low", 0), t0);
+  q.add_or_update(pod("new-high", 100), t0 + 1s);
+  q.add_or_update(pod("new-low", 0), t0 + 2s);
+  CHECK(pop_uid(q) == "new-high");
+  CHECK(pop_uid(q) == "old-low");
+  CHECK(pop_uid(q) == "new-low");
+  CHECK(pop_uid(q) == "");
+}
+
+TEST_CASE("a pod in flight is not handed out again when the watch updates it") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  CHECK(q.in_flight("a"));
+  q.add_or_update(pod("a"), t0 + 1s);  // e.g. a status update while binding
+  CHECK(q.active_size() == 0);
+  CHECK(pop_uid(q) == "");
+  q.done("a");
+  q.add_or_update(pod("a"), t0 + 2s);
+  CHECK(pop_uid(q) == "");
+  q.remove("a");  // the watch shows it bound
+  CHECK_FALSE(q.in_flight("a"));
+}
+
+TEST_CASE("backoff doubles from 1 s to a 10 s cap") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  std::vector<std::chrono::seconds> waits;
+  auto now = t0;
+  for (int i = 0; i < 6; ++i) {
+    REQUIRE(pop_uid(q, now) == "a");
+    q.backoff("a", now);
+    auto until = *q.next_backoff_expiry();
+    waits.push_back(std::chrono::duration_cast<std::chrono::seconds>(until - now));
+    q.flush(until - 1ms);
+    CHECK(q.active_size() == 0);  // not a moment early
+    q.flush(until);
+    CHECK(q.active_size() == 1);
+    now = until;
+  }
+  CHECK(waits == std::vector<std::chrono::seconds>{1s, 2s, 4s, 8s, 10s, 10s});
+}
+
+TEST_CASE("unschedulable pods wait for a cluster event, at most 5 minutes") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  q.unschedulable("a", t0);
+  CHECK(q.unschedulable_size() == 1);
+  q.flush(t0 + 4min);
+  CHECK(q.active_size() == 0);
+  q.flush(t0 + 5min);
+  CHECK(q.active_size() == 1);
+
+  REQUIRE(pop_uid(q, t0 + 5min) == "a");
+  q.unschedulable("a", t0 + 5min);
+  q.move_all_to_active_or_backoff(t0 + 5min + 10s);  // a node was added
+  CHECK(q.unschedulable_size() == 0);
+  CHECK(q.active_size() == 1);
+}
+
+TEST_CASE("an event during the attempt sends the pod to backoff, not to wait") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  q.move_all_to_active_or_backoff(t0 + 1ms);  // a node appeared mid-decision
+  q.unschedulable("a", t0 + 2ms);
+  CHECK(q.unschedulable_size() == 0);
+  CHECK(q.backoff_size() == 1);
+}
+
+TEST_CASE("deleted or bound elsewhere: gone from every queue") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  q.add_or_update(pod("b"), t0);
+  q.remove("a");
+  REQUIRE(pop_uid(q) == "b");
+  q.unschedulable("b", t0);
+  q.remove("b");
+  CHECK(q.unschedulable_size() == 0);
+  q.move_all_to_active_or_backoff(t0 + 1s);
+  CHECK(pop_uid(q) == "");
+}
+
+TEST_CASE("a priority change re-orders a waiting pod") {
+  Queue q;
+  q.add_or_update(pod("a", 0), t0);
+  q.add_or_update(pod("b", 0), t0 + 1s);
+  q.add_or_update(pod("b", 10), t0 + 2s);
+  CHECK(pop_uid(q) == "b");
+  CHECK(pop_uid(q) == "a");
+}
