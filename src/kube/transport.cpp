@@ -237,6 +237,16 @@ config_result<std::unique_ptr<Transport>> Transport::create(asio::any_io_executo
   return std::unique_ptr<Transport>(new Transport(std::move(p)));
 }
 
+asio::awaitable<void> Transport::warm_up(std::size_t n) {
+  auto& s = *p_;
+  n = std::min(n, s.opts.max_idle_connections);
+  while (s.idle.size() < n) {
+    auto c = co_await s.connect();
+    if (!c) co_return;  // the requests will say what is wrong
+    s.give_back(std::move(*c));
+  }
+}
+
 const ClientConfig& Transport::config() const noexcept { return p_->config; }
 std::uint64_t Transport::connections_opened() const noexcept { return p_->opened; }
 

@@ -19,6 +19,16 @@ using clock = std::chrono::steady_clock;
 
 namespace {
 std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
+
+// Whether an update to a pending pod could change where it fits. Status-only
+// updates (our own PodScheduled patch among them) must not send an
+// unschedulable pod round again, or every failure would retry itself.
+bool scheduling_spec_changed(const kube::Pod& a, const kube::Pod& b) {
+  return a.requests != b.requests || a.node_selector != b.node_selector ||
+         a.required_affinity != b.required_affinity || a.preferred_affinity != b.preferred_affinity ||
+         a.tolerations != b.tolerations || a.host_ports != b.host_ports || a.priority != b.priority ||
+         a.scheduling_gated != b.scheduling_gated;
+}
 }  // namespace
 
 // Event handlers only route (kube-scheduler's eventhandlers.go): bound pods
@@ -49,8 +59,10 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
         s.cache_.update_pod(old, now);
       }
     } else if (s.responsible_for(now)) {
-      s.queue_.add_or_update(now, clock::now());
-      s.wake();
+      if (!s.responsible_for(old) || scheduling_spec_changed(old, now)) {
+        s.queue_.add_or_update(now, clock::now());
+        s.wake();
+      }
     } else {
       s.queue_.remove(now.uid);  // being deleted, or handed to another scheduler
     }
@@ -72,16 +84,21 @@ struct Scheduler::NodeEvents final : kube::Handler<kube::Node> {
   Scheduler& s;
   explicit NodeEvents(Scheduler& sch) : s(sch) {}
   void on_add(const kube::Node& n) override {
+    TS_LOG(3, "Add event for node", {"node", n.name});
     s.cache_.add_node(n);
     s.queue_.move_all_to_active_or_backoff(clock::now());
     s.wake();
   }
   void on_update(const kube::Node&, const kube::Node& n) override {
+    TS_LOG(3, "Update event for node", {"node", n.name});
     s.cache_.update_node(n);
     s.queue_.move_all_to_active_or_backoff(clock::now());
     s.wake();
   }
-  void on_delete(const kube::Node& n) override { s.cache_.remove_node(n.name); }
+  void on_delete(const kube::Node& n) override {
+    TS_LOG(3, "Delete event for node", {"node", n.name});
+    s.cache_.remove_node(n.name);
+  }
 };
 
 Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opts)
@@ -120,9 +137,15 @@ asio::awaitable<void> Scheduler::run_informers() {
 asio::awaitable<void> Scheduler::run_scheduling_loop() {
   auto ex = co_await asio::this_coro::executor;
   int since_yield = 0;
+  bool warmed = false;
   while (scheduling_ && !stopping_) {
     auto now = clock::now();
     queue_.flush(now);
+    if (!warmed && synced()) {
+      // One connection per bind in flight, opened before the first burst.
+      co_await api_.transport().warm_up(static_cast<std::size_t>(opts_.bind_parallelism));
+      warmed = true;
+    }
     std::optional<Queue::Item> item;
     if (synced() && stats_.binds_in_flight < opts_.bind_parallelism) item = queue_.pop(now);
     if (!item) {

@@ -11,11 +11,20 @@ TEST_TMP=$(mktemp -d "/tmp/toysched-$TEST_NAME.XXXXXX")
 _cleanups=()
 on_exit() { _cleanups+=("$*"); }
 _run_cleanups() {
-  local i
+  local rc=$? i f
+  if ((rc != 0)); then  # a failed test shows the tail of every log it kept
+    for f in "$TEST_TMP"/*.log; do
+      [ -f "$f" ] || continue
+      echo "--- last lines of $(basename "$f"):" >&2
+      tail -n 40 "$f" >&2
+    done
+  fi
   for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[i]}" || true; done
   rm -rf "$TEST_TMP"
 }
 trap _run_cleanups EXIT
+# A command failing under `set -e` says where, instead of ending the test silently.
+trap 'echo "FAIL: $(basename "${BASH_SOURCE[0]}"):$LINENO: $BASH_COMMAND" >&2' ERR
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
@@ -46,11 +55,13 @@ use_shared_lab() {
   on_exit k delete namespace "$NS" --wait=false '>/dev/null'
 }
 
-# wait_until SECONDS DESCRIPTION COMMAND...: poll every 0.2 s.
+# wait_until SECONDS DESCRIPTION 'CONDITION': poll every 0.2 s. The condition
+# is a string, evaluated afresh each time (single-quote it, so that any
+# $(...) inside runs on every poll and not once at the call).
 wait_until() {
-  local secs=$1 what=$2; shift 2
+  local secs=$1 what=$2 cond=$3
   local deadline=$((SECONDS + secs))
-  until "$@"; do
+  until eval "$cond"; do
     ((SECONDS < deadline)) || fail "timed out after ${secs}s waiting for: $what"
     sleep 0.2
   done
@@ -58,3 +69,66 @@ wait_until() {
 
 # count_pods SELECTOR [extra kubectl args]: number of pods matching in NS.
 count_pods() { k -n "$NS" get pods -l "$1" --no-headers "${@:2}" 2>/dev/null | grep -c . || true; }
+
+# start_toy LOG [toy-scheduler flags]: toy-scheduler against this test's lab,
+# in the background, stopped at the end. Sets TOY_PID.
+start_toy() {
+  local log=$1; shift
+  "$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" "$@" >"$log" 2>&1 &
+  TOY_PID=$!
+  on_exit "kill -TERM $TOY_PID 2>/dev/null; wait $TOY_PID 2>/dev/null"
+}
+
+# deployment NAME REPLICAS [schedulerName] [cpu request]: a pause Deployment in NS.
+deployment() {
+  local name=$1 replicas=$2 sched=${3:-} cpu=${4:-}
+  {
+    cat <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: $name, namespace: $NS}
+spec:
+  replicas: $replicas
+  selector: {matchLabels: {app: $name}}
+  template:
+    metadata: {labels: {app: $name}}
+    spec:
+YAML
+    if [ -n "$sched" ]; then echo "      schedulerName: $sched"; fi
+    echo "      containers:"
+    echo "      - name: pause"
+    echo "        image: registry.k8s.io/pause:3.9"
+    if [ -n "$cpu" ]; then echo "        resources: {requests: {cpu: $cpu}}"; fi
+  } | k apply -f - >/dev/null
+}
+
+# bound_count SELECTOR: pods in NS with spec.nodeName set.
+bound_count() { k -n "$NS" get pods -l "$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true; }
+
+# unbound SELECTOR: names of pods in NS without spec.nodeName, one per line.
+unbound() {
+  k -n "$NS" get pods -l "$1" -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}' |
+    awk 'NF == 1 {print $1}'
+}
+
+# spread SELECTOR: "count node" lines, sorted by node.
+spread() { k -n "$NS" get pods -l "$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep . | sort | uniq -c; }
+
+# check_no_overcommit: on every node, the requests of the pods bound there fit
+# its allocatable (the invariant every scheduler test ends with).
+check_no_overcommit() {
+  k get nodes -o json >"$TEST_TMP/nodes.json"
+  k get pods -A -o json >"$TEST_TMP/pods.json"
+  python3 "$TOYSCHED_ROOT/test/integration/check_overcommit.py" "$TEST_TMP/nodes.json" "$TEST_TMP/pods.json" ||
+    fail "a node is over-committed"
+}
+
+# use_private_lab [kube-lab flags]: a lab of this test's own, and a namespace NS in it.
+use_private_lab() {
+  start_private_lab "$@"
+  NS=t-$(echo "$TEST_NAME" | tr '_' '-' | cut -c1-40)
+  k create namespace "$NS" >/dev/null
+}
+
+# now_ms: wall clock in milliseconds.
+now_ms() { date +%s%3N; }

@@ -95,6 +95,10 @@ class Transport {
   boost::asio::awaitable<transport_result<std::unique_ptr<Stream>>> open_stream(std::string target,
                                                                                  WatchFramer& framer);
 
+  // Opens connections until n are idle in the pool, so the first burst of
+  // requests (a race for binds) pays no TCP and TLS handshakes.
+  boost::asio::awaitable<void> warm_up(std::size_t n);
+
   const ClientConfig& config() const noexcept;
   // Connections opened so far (tests check keep-alive reuse).
   std::uint64_t connections_opened() const noexcept;

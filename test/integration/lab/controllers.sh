@@ -5,12 +5,12 @@ source "$(dirname "$0")/../lib.sh"
 use_shared_lab
 
 k -n "$NS" create deployment x --image=registry.k8s.io/pause:3.9 --replicas=20 >/dev/null
-wait_until 30 "20 pods" test "$(count_pods app=x)" = 20
+wait_until 30 "20 pods" '[ "$(count_pods app=x)" = 20 ]'
 pass "20 pods created"
 wait_until 30 "20 pods bound by kube-scheduler" \
-  test "$(count_pods app=x --field-selector=status.phase=Running)" = 20
+  '[ "$(count_pods app=x --field-selector=status.phase=Running)" = 20 ]'
 pass "20 pods bound and Running"
 
 k -n "$NS" delete deployment x --wait=true --timeout=30s >/dev/null
-wait_until 30 "pods gone" test "$(count_pods app=x)" = 0
+wait_until 30 "pods gone" '[ "$(count_pods app=x)" = 0 ]'
 pass "deployment deleted, pods collected"

@@ -6,7 +6,7 @@ use_shared_lab
 
 k -n "$NS" run plain --image=registry.k8s.io/pause:3.9 --restart=Never >/dev/null
 wait_until 30 "pod bound and Running" \
-  test "$(k -n "$NS" get pod plain -o jsonpath='{.status.phase}')" = Running
+  '[ "$(k -n "$NS" get pod plain -o jsonpath="{.status.phase}")" = Running ]'
 node=$(k -n "$NS" get pod plain -o jsonpath='{.spec.nodeName}')
 host=$(k -n "$NS" get pod plain -o jsonpath='{.status.hostIP}')
 nodeip=$(k get node "$node" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Each filter and score on a real cluster: the node chosen, or the exact
+# reason `kubectl describe pod` shows.
+source "$(dirname "$0")/../lib.sh"
+use_private_lab --nodes 3
+start_toy "$TEST_TMP/toy.log" -v=2
+
+# pod NAME <<YAML (the spec, indented 2)   creates a toy-scheduler pod in NS
+pod() {
+  { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: %s}\nspec:\n  schedulerName: toy-scheduler\n' "$1" "$NS"
+    cat; } | k apply -f - >/dev/null
+}
+node_of() { k -n "$NS" get pod "$1" -o jsonpath='{.spec.nodeName}'; }
+scheduled_message() { k -n "$NS" get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
+expect_node() {
+  wait_until 10 "$1 bound" "[ -n \"\$(node_of $1)\" ]"
+  [ "$(node_of "$1")" = "$2" ] || fail "$1 went to $(node_of "$1"), expected $2"
+  pass "$1 -> $2"
+}
+expect_reason() {
+  local got=
+  wait_until 10 "$1 unschedulable" "[ -n \"\$(scheduled_message $1)\" ]"
+  got=$(scheduled_message "$1")
+  [ -z "$(node_of "$1")" ] || fail "$1 was bound to $(node_of "$1")"
+  [ "$got" = "$2" ] || fail "$1: '$got', expected '$2'"
+  pass "$1: $2"
+}
+PAUSE='containers: [{name: c, image: registry.k8s.io/pause:3.9}]'
+
+# --- taints and tolerations
+k taint node lab-node-1 dedicated=gpu:NoSchedule >/dev/null
+pod taint-no <<<"  nodeSelector: {kubernetes.io/hostname: lab-node-1}
+  $PAUSE"
+expect_reason taint-no "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match Pod's node affinity/selector."
+pod taint-yes <<<"  nodeSelector: {kubernetes.io/hostname: lab-node-1}
+  tolerations: [{key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}]
+  $PAUSE"
+expect_node taint-yes lab-node-1
+k taint node lab-node-1 dedicated- >/dev/null
+
+# --- nodeSelector
+k label node lab-node-2 disk=ssd >/dev/null
+pod selector <<<"  nodeSelector: {disk: ssd}
+  $PAUSE"
+expect_node selector lab-node-2
+
+# --- required node affinity (In, NotIn, Gt, matchFields)
+k label node lab-node-3 zone=b cores=16 >/dev/null
+k label node lab-node-1 zone=a cores=4 >/dev/null
+pod req-in <<<"  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [b]}]}]}}}
+  $PAUSE"
+expect_node req-in lab-node-3
+pod req-gt <<<"  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: cores, operator: Gt, values: ['8']}]}]}}}
+  $PAUSE"
+expect_node req-gt lab-node-3
+pod req-fields <<<"  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [lab-node-1]}]}]}}}
+  $PAUSE"
+expect_node req-fields lab-node-1
+pod req-none <<<"  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [mars]}]}]}}}
+  $PAUSE"
+expect_reason req-none "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+
+# --- preferred node affinity: every node fits, the preference decides
+pod preferred <<<"  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, preference: {matchExpressions: [{key: zone, operator: In, values: [a]}]}}]}}
+  $PAUSE"
+expect_node preferred lab-node-1
+
+# --- host ports: one per node, the fourth has nowhere to go
+for i in 1 2 3 4; do
+  pod "port-$i" <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, ports: [{containerPort: 80, hostPort: 8080}]}]"
+done
+wait_until 10 "three port pods bound" '[ "$(k -n "$NS" get pods port-1 port-2 port-3 port-4 -o jsonpath="{range .items[*]}{.spec.nodeName}{\"\n\"}{end}" | grep -c .)" = 3 ]'
+nodes=$(k -n "$NS" get pods port-1 port-2 port-3 port-4 -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep . | sort -u | wc -l)
+[ "$nodes" = 3 ] || fail "port pods share a node"
+last=$(for p in port-1 port-2 port-3 port-4; do [ -n "$(node_of $p)" ] || echo $p; done)
+expect_reason "$last" "0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports."
+k -n "$NS" delete pods port-1 port-2 port-3 port-4 --wait=false >/dev/null
+
+# --- an unschedulable (cordoned) node
+k cordon lab-node-1 lab-node-2 >/dev/null
+pod cordoned <<<"  $PAUSE"
+expect_node cordoned lab-node-3
+k cordon lab-node-3 >/dev/null
+pod all-cordoned <<<"  $PAUSE"
+expect_reason all-cordoned "0/3 nodes are available: 3 node(s) were unschedulable."
+k uncordon lab-node-1 lab-node-2 lab-node-3 >/dev/null
+wait_until 10 "all-cordoned bound once uncordoned" '[ -n "$(node_of all-cordoned)" ]'
+pass "uncordoned: all-cordoned -> $(node_of all-cordoned)"
+
+# --- extended resources
+k patch node lab-node-2 --subresource=status --type=merge \
+  -p '{"status":{"capacity":{"example.com/gpu":"2"},"allocatable":{"example.com/gpu":"2"}}}' >/dev/null
+pod gpu-one <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {limits: {example.com/gpu: 1}}}]"
+expect_node gpu-one lab-node-2
+pod gpu-three <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {limits: {example.com/gpu: 3}}}]"
+expect_reason gpu-three "0/3 nodes are available: 3 Insufficient example.com/gpu."
+
+# --- init containers: the largest init container counts, not only the app
+pod init-big <<<"  initContainers: [{name: i, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: '5'}}}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]"
+expect_reason init-big "0/3 nodes are available: 3 Insufficient cpu."
+
+# --- pod overhead (from a RuntimeClass, set by admission): it counts too
+k apply -f - >/dev/null <<'YAML'
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: heavy}
+handler: heavy
+overhead: {podFixed: {cpu: "4"}}
+YAML
+pod overhead <<<"  runtimeClassName: heavy
+  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]"
+[ "$(k -n "$NS" get pod overhead -o jsonpath='{.spec.overhead.cpu}')" = 4 ] || fail "admission set no overhead"
+expect_reason overhead "0/3 nodes are available: 3 Insufficient cpu."
+
+check_no_overcommit
+pass "no node over-committed"
