@@ -16,6 +16,7 @@
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/config.hpp"
 #include "toysched/kube/transport.hpp"
+#include "toysched/lease/elector.hpp"
 #include "toysched/log/log.hpp"
 #include "toysched/options.hpp"
 #include "toysched/sched/scheduler.hpp"
@@ -36,18 +37,36 @@ std::string hostname() {
   return buf;
 }
 
-asio::awaitable<void> shutdown(sched::Scheduler& s, asio::io_context& io) {
+// If the tasks have not all ended this long after a shutdown began, leave
+// anyway (SIGALRM): a stuck connection must not keep a dying process alive.
+constexpr unsigned kShutdownWatchdogSeconds = 20;
+
+extern "C" void on_shutdown_watchdog(int) {
+  static const char msg[] = "toy-scheduler: tasks did not stop in time after shutdown began; exiting\n";
+  (void)!write(2, msg, sizeof msg - 1);
+  _exit(1);
+}
+
+// Two-phase shutdown: ask every task to stop and let the loop run dry, so
+// that no coroutine frame is left parked on the loop when main's objects
+// are destroyed. A watchdog ends the process if that takes too long.
+asio::awaitable<void> shutdown(sched::Scheduler& s, lease::Elector* elector, asio::io_context& io,
+                               bool wait_for_binds) {
+  std::signal(SIGALRM, on_shutdown_watchdog);
+  alarm(kShutdownWatchdogSeconds);
   s.stop_scheduling();
   asio::steady_timer t(io);
   auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
-  while (s.binds_in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (wait_for_binds && s.binds_in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
     t.expires_after(20ms);
     co_await t.async_wait(asio::use_awaitable);
   }
-  if (s.binds_in_flight() > 0)
+  if (wait_for_binds && s.binds_in_flight() > 0)
     TS_WARN("Leaving with binds in flight", {"binds", s.binds_in_flight()});
+  // Hand the lease back so that a standby takes over in about a second
+  // instead of a whole lease duration.
+  if (elector) co_await elector->release();
   s.stop();
-  io.stop();
 }
 
 }  // namespace
@@ -109,14 +128,49 @@ int main(int argc, char** argv) {
   };
   asio::co_spawn(io, scheduler.run_informers(), log_crash("informers"));
   asio::co_spawn(io, scheduler.run_events(), log_crash("events"));
-  asio::co_spawn(io, scheduler.run_scheduling_loop(), log_crash("schedule"));
 
+  int exit_code = 0;
   asio::signal_set signals(io, SIGINT, SIGTERM);
+  std::unique_ptr<kube::Transport> lease_transport;
+  std::unique_ptr<kube::Api> lease_api;
+  std::unique_ptr<lease::Elector> elector;
+  if (opts.leader_election.enabled) {
+    // The lease has a client of its own, with a request timeout of half the
+    // renew deadline (as client-go): a hung renew must not outlive it.
+    kube::TransportOptions lopts = topts;
+    lopts.request_timeout = opts.leader_election.renew_deadline / 2;
+    lopts.connect_timeout = opts.leader_election.renew_deadline / 2;
+    auto t = kube::Transport::create(io.get_executor(), *config, lopts);
+    if (!t) {
+      std::cerr << "toy-scheduler: " << t.error().message << "\n";
+      return 1;
+    }
+    lease_transport = std::move(*t);
+    lease_api = std::make_unique<kube::Api>(*lease_transport);
+    elector = std::make_unique<lease::Elector>(*lease_api, opts.leader_election);
+    // Informers run in standby too (warm standby): a new leader starts from a
+    // synced cache at once. The scheduling loop starts only when we lead.
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+      bool released = co_await elector->run([&] {
+        asio::co_spawn(io, scheduler.run_scheduling_loop(), log_crash("schedule"));
+      });
+      if (!released) {
+        // As kube-scheduler: exit and let the Deployment restart us, rather
+        // than keep deciding without the lease.
+        exit_code = 1;
+        signals.cancel();
+        co_await shutdown(scheduler, nullptr, io, false);
+      }
+    }, log_crash("lease/renew"));
+  } else {
+    asio::co_spawn(io, scheduler.run_scheduling_loop(), log_crash("schedule"));
+  }
+
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     TS_LOG(0, "Received signal; shutting down", {"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"});
-    asio::co_spawn(io, shutdown(scheduler, io), asio::detached);
+    asio::co_spawn(io, shutdown(scheduler, elector.get(), io, true), asio::detached);
   });
   io.run();
-  return 0;
+  return exit_code;
 }

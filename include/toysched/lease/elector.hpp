@@ -1,0 +1,115 @@
+// Leader election on a coordination.k8s.io/v1 Lease, with client-go's
+// semantics, so a toy-scheduler and anything built on client-go agree on
+// who leads:
+//
+//   standby ──(lease empty, or unchanged for leaseDuration on OUR clock)──► take it
+//     ▲                                                  (transitions + 1) │
+//     │                                                                    ▼
+//   (exit 1: "leaderelection lost") ◄── no renew for renewDeadline ── leader: renew every retryPeriod
+//                                                                          │ SIGTERM
+//                                                                          ▼
+//                                        release: holder "", leaseDurationSeconds 1
+//
+// Time on the lease is never compared across machines: a standby only
+// trusts how long the record has stayed the same as seen by its own
+// monotonic clock (client-go's observedTime). Writes carry the
+// resourceVersion they read; a 409 means someone else wrote first: re-read.
+//
+// LeaseState is the pure part (what to write, whether we may take it);
+// Elector runs it on the loop as the `lease/renew` task.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "toysched/kube/api.hpp"
+#include "toysched/kube/objects.hpp"
+#include "toysched/options.hpp"
+
+namespace toysched::lease {
+
+using steady = std::chrono::steady_clock;
+using wall = std::chrono::system_clock;
+
+class LeaseState {
+ public:
+  LeaseState(std::string identity, std::chrono::milliseconds lease_duration)
+      : identity_(std::move(identity)), lease_duration_(lease_duration) {}
+
+  // Record what the server holds; the observed time moves only when the
+  // record changed.
+  void observe(const kube::Lease& current, steady::time_point now);
+  // May we write ourselves in as holder now?
+  bool may_take(steady::time_point now) const;
+  // The record to write: a renew if we hold it, else a takeover.
+  kube::Lease next(const kube::Lease& current, wall::time_point now) const;
+  // The record that hands the lease back (SIGTERM).
+  kube::Lease release(const kube::Lease& current, wall::time_point now) const;
+  // A lease to create when there is none.
+  kube::Lease fresh(const std::string& ns, const std::string& name, wall::time_point now) const;
+
+  const std::string& identity() const noexcept { return identity_; }
+  const std::string& holder() const noexcept { return observed_.holder_identity; }
+  bool held_by_me() const noexcept { return observed_.holder_identity == identity_; }
+
+ private:
+  static bool same_record(const kube::Lease& a, const kube::Lease& b);
+  std::string identity_;
+  std::chrono::milliseconds lease_duration_;
+  kube::Lease observed_;
+  std::optional<steady::time_point> observed_at_;
+};
+
+struct ElectorStats {
+  bool leading = false;
+  std::uint64_t transitions_seen = 0;  // holder changes this process observed
+  steady::time_point last_renew{};
+};
+
+class Elector {
+ public:
+  Elector(kube::Api& api, const LeaderElectionOptions& opts);
+
+  // Acquire (retrying with jitter), call on_leading, then renew until the
+  // lease is lost (returns false) or release() was asked (returns true).
+  boost::asio::awaitable<bool> run(std::function<void()> on_leading);
+  // Stop renewing and hand the lease back, if we hold it.
+  boost::asio::awaitable<void> release();
+
+  const ElectorStats& stats() const noexcept { return stats_; }
+  const std::string& identity() const noexcept { return state_.identity(); }
+  // Healthy: not leading, or leading and renewed within the renew deadline.
+  bool healthy(steady::time_point now) const;
+
+ private:
+  // One attempt: true when we hold the lease after it.
+  boost::asio::awaitable<bool> try_acquire_or_renew();
+  boost::asio::awaitable<void> sleep(std::chrono::milliseconds d);
+  // While waiting to acquire: watch the Lease and wake the acquire loop the
+  // moment its holder lets go, so a graceful handover takes a round trip,
+  // not a retry period (client-go only polls; we are quicker and cheaper).
+  boost::asio::awaitable<void> watch_for_release(std::string resource_version);
+
+  kube::Api& api_;
+  LeaderElectionOptions opts_;
+  LeaseState state_;
+  std::optional<kube::Lease> last_;  // the last record read or written
+  ElectorStats stats_;
+  bool releasing_ = false;
+  std::mt19937_64 rng_{std::random_device{}()};
+  std::unique_ptr<boost::asio::steady_timer> timer_;
+  std::unique_ptr<kube::Stream> lease_watch_;
+  bool watching_ = false;
+};
+
+// --leader-elect-identity, else $POD_NAME, else hostname_<random>.
+std::string default_identity(const std::string& flag);
+
+}  // namespace toysched::lease
