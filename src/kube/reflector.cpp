@@ -105,7 +105,8 @@ asio::awaitable<typename Reflector<T>::WatchEnd> Reflector<T>::watch() {
     TS_ERROR("Watch refused", {"resource", ResourceTraits<T>::name}, {"err", err.message});
     co_return err.is_expired() ? WatchEnd::expired : WatchEnd::failed;
   }
-  auto started = std::chrono::steady_clock::now();
+  const auto started = std::chrono::steady_clock::now();
+  const auto events_before = stats_.events;
   std::string line;
   for (;;) {
     while (framer.next_line(line)) {
@@ -135,9 +136,11 @@ asio::awaitable<typename Reflector<T>::WatchEnd> Reflector<T>::watch() {
                    {"message", ev->status.message});
             co_return WatchEnd::expired;
           }
-          TS_ERROR("Watch error event; relisting", {"resource", ResourceTraits<T>::name},
+          // client-go relists on any ERROR, but after a backoff: a server
+          // that keeps failing must not get a full list per failure.
+          TS_ERROR("Watch error event; relisting after a backoff", {"resource", ResourceTraits<T>::name},
                    {"code", ev->status.code}, {"message", ev->status.message});
-          co_return WatchEnd::expired;  // client-go relists on any ERROR
+          co_return WatchEnd::error_event;
       }
     }
     if (stopping_) co_return WatchEnd::clean;
@@ -154,8 +157,18 @@ asio::awaitable<typename Reflector<T>::WatchEnd> Reflector<T>::watch() {
         TS_LOG(2, "Watch stream cut inside an event; re-watching", {"resource", ResourceTraits<T>::name});
         co_return WatchEnd::failed;
       }
-      if (std::chrono::steady_clock::now() - started > 2min) backoff_.reset();
-      co_return framer.done() ? WatchEnd::clean : WatchEnd::failed;
+      if (!framer.done()) {
+        TS_LOG(2, "Watch connection closed before the stream's end; re-watching",
+               {"resource", ResourceTraits<T>::name});
+        co_return WatchEnd::failed;
+      }
+      // client-go's "very short watch": a server that ends every watch at
+      // once, saying nothing, would otherwise get a tight re-watch loop.
+      if (stats_.events == events_before && std::chrono::steady_clock::now() - started < 1s) {
+        TS_LOG(2, "Very short watch with no events; backing off", {"resource", ResourceTraits<T>::name});
+        co_return WatchEnd::failed;
+      }
+      co_return WatchEnd::clean;
     }
   }
 }
@@ -170,9 +183,13 @@ asio::awaitable<void> Reflector<T>::run() {
         continue;
       }
       need_list = false;
+      if (stopping_) break;  // stopped while listing: no watch to open
     }
+    const auto started = std::chrono::steady_clock::now();
     auto end = co_await watch();
     if (stopping_) break;
+    // A healthy stretch forgets earlier trouble, however the watch ended.
+    if (std::chrono::steady_clock::now() - started > 2min) backoff_.reset();
     switch (end) {
       case WatchEnd::clean:
         ++stats_.rewatch_clean;
@@ -183,6 +200,11 @@ asio::awaitable<void> Reflector<T>::run() {
         break;
       case WatchEnd::failed:
         ++stats_.rewatch_error;
+        co_await sleep(backoff_.next());
+        break;
+      case WatchEnd::error_event:
+        ++stats_.rewatch_error;
+        need_list = true;
         co_await sleep(backoff_.next());
         break;
     }

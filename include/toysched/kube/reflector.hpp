@@ -3,14 +3,16 @@
 //
 //        ┌──────────── relist (410 Expired, ERROR event, first start) ◄─────┐
 //        ▼                                                                  │
-//   LIST (pages) ──► Store::replace ──► deltas (incl. deletes missed while   │
+//   LIST (pages) ──► Store::replace ──► deltas (incl. deletes missed while  │
 //        │                               disconnected)                      │
 //        ▼                                                                  │
 //   WATCH from the list's RV ──► events ──► Store::apply ──► deltas ────────┤
 //        │  (bookmarks advance the RV)                                      │
 //        ├─ stream ended cleanly (timeoutSeconds) ──► re-watch from last RV │
-//        └─ connection lost / 429 / 5xx ──► backoff 0.8 s ×2 … 30 s, jitter, │
-//                                           re-watch (reset after 2 min ok) ─┘
+//        ├─ connection lost / 429 / 5xx / a watch that ended at once with   │
+//        │  no events ──► backoff 0.8 s ×2 … 30 s, jitter, re-watch         │
+//        │                (reset after a watch that lasted 2 min) ──────────┤
+//        └─ ERROR event other than 410 ──► backoff, then relist ────────────┘
 //
 // The Store is pure (no I/O) and unit-tested; Reflector::run is the loop.
 #pragma once
@@ -129,7 +131,7 @@ struct ReflectorStats {
   std::uint64_t watches = 0;
   std::uint64_t relists_expired = 0;  // 410: resourceVersion too old
   std::uint64_t rewatch_clean = 0;    // stream ended normally
-  std::uint64_t rewatch_error = 0;    // connection lost, truncated, server error
+  std::uint64_t rewatch_error = 0;    // connection lost, truncated, server error, ERROR event
   std::uint64_t events = 0;
 };
 
@@ -148,7 +150,9 @@ class Reflector {
   const std::string& resource_version() const noexcept { return rv_; }
 
  private:
-  enum class WatchEnd { clean, expired, failed };
+  // clean: re-watch now; expired (410): relist now; failed: re-watch after
+  // a backoff; error_event (any other ERROR event): relist after a backoff.
+  enum class WatchEnd { clean, expired, failed, error_event };
   boost::asio::awaitable<bool> list();
   boost::asio::awaitable<WatchEnd> watch();
   boost::asio::awaitable<void> sleep(std::chrono::milliseconds d);

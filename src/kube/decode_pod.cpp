@@ -1,0 +1,285 @@
+// Pods: the scheduling-relevant parts of a pod spec and the effective
+// request computed by the Kubernetes rules. See decode.hpp for the rules
+// every decoder follows, decode_detail.hpp for the walking helpers.
+#include "decode_detail.hpp"
+
+namespace toysched::kube::detail {
+namespace {
+
+// Sums saturate: an int64 overflow from hostile data must not wrap into a
+// small request that fits everywhere.
+std::int64_t sat_add(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) {
+    return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+  }
+  return r;
+}
+
+void add_into(Resources& a, const Resources& b) {
+  a.milli_cpu = sat_add(a.milli_cpu, b.milli_cpu);
+  a.memory = sat_add(a.memory, b.memory);
+  a.ephemeral_storage = sat_add(a.ephemeral_storage, b.ephemeral_storage);
+  a.pods = sat_add(a.pods, b.pods);
+  for (const auto& [k, v] : b.extended) {
+    auto& slot = extended_slot(a.extended, k);
+    slot = sat_add(slot, v);
+  }
+}
+
+void max_into(Resources& a, const Resources& b) {
+  a.milli_cpu = std::max(a.milli_cpu, b.milli_cpu);
+  a.memory = std::max(a.memory, b.memory);
+  a.ephemeral_storage = std::max(a.ephemeral_storage, b.ephemeral_storage);
+  a.pods = std::max(a.pods, b.pods);
+  for (const auto& [k, v] : b.extended) {
+    auto& slot = extended_slot(a.extended, k);
+    slot = std::max(slot, v);
+  }
+}
+
+// requests, with each limit standing in for a missing request (the API's
+// defaulting, pkg/apis/core/v1/defaults.go; objects from the server already
+// carry it, hand-written ones may not).
+Resources effective_requests(const ResourceList& req, const ResourceList& lim) {
+  Resources out = req.r;
+  auto fill = [&](unsigned bit, std::int64_t Resources::*m) {
+    if (!(req.present & bit) && (lim.present & bit)) out.*m = lim.r.*m;
+  };
+  fill(ResourceList::cpu, &Resources::milli_cpu);
+  fill(ResourceList::memory, &Resources::memory);
+  fill(ResourceList::ephemeral, &Resources::ephemeral_storage);
+  for (const auto& [k, v] : lim.r.extended) {
+    const bool has = std::any_of(req.r.extended.begin(), req.r.extended.end(),
+                                 [&](const auto& e) { return e.first == k; });
+    if (!has) extended_slot(out.extended, k) = v;
+  }
+  return out;
+}
+
+errc get_requirements(od::value& v, ResourceList& req, ResourceList& lim) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "requests") return get_resources(val, req);
+    if (k == "limits") return get_resources(val, lim);
+    return errc::ok;
+  });
+}
+
+SelectorOp to_selector_op(std::string_view s) {
+  if (s == "In") return SelectorOp::in;
+  if (s == "NotIn") return SelectorOp::not_in;
+  if (s == "Exists") return SelectorOp::exists;
+  if (s == "DoesNotExist") return SelectorOp::does_not_exist;
+  if (s == "Gt") return SelectorOp::gt;
+  if (s == "Lt") return SelectorOp::lt;
+  return SelectorOp::unknown;
+}
+
+errc get_requirement_list(od::value& v, std::vector<NodeSelectorRequirement>& out) {
+  return elements(v, [&](od::value& item) {
+    auto& r = out.emplace_back();
+    return fields(item, [&](std::string_view k, od::value& val) {
+      if (k == "key") return get(val, r.key);
+      if (k == "values") return get_strings(val, r.values);
+      if (k == "operator") {
+        std::string op;
+        TS_TRY(get(val, op));
+        r.op = to_selector_op(op);
+      }
+      return errc::ok;
+    });
+  });
+}
+
+errc get_term(od::value& v, NodeSelectorTerm& t) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "matchExpressions") return get_requirement_list(val, t.match_expressions);
+    if (k == "matchFields") return get_requirement_list(val, t.match_fields);
+    return errc::ok;
+  });
+}
+
+errc get_node_affinity(od::value& v, Pod& p) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "requiredDuringSchedulingIgnoredDuringExecution") {
+      return fields(val, [&](std::string_view k2, od::value& v2) {
+        if (k2 != "nodeSelectorTerms") return errc::ok;
+        return elements(v2, [&](od::value& t) { return get_term(t, p.required_affinity.emplace_back()); });
+      });
+    }
+    if (k == "preferredDuringSchedulingIgnoredDuringExecution") {
+      return elements(val, [&](od::value& item) {
+        auto& pt = p.preferred_affinity.emplace_back();
+        return fields(item, [&](std::string_view k2, od::value& v2) {
+          if (k2 == "weight") return get(v2, pt.weight);
+          if (k2 == "preference") return get_term(v2, pt.term);
+          return errc::ok;
+        });
+      });
+    }
+    return errc::ok;
+  });
+}
+
+errc get_toleration(od::value& v, Toleration& t) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "key") return get(val, t.key);
+    if (k == "value") return get(val, t.value);
+    if (k == "tolerationSeconds") return get(val, t.toleration_seconds);
+    std::string s;
+    if (k == "operator") {
+      TS_TRY(get(val, s));
+      t.op = s.empty() || s == "Equal" ? TolerationOp::equal
+             : s == "Exists"           ? TolerationOp::exists
+                                       : TolerationOp::unknown;
+    } else if (k == "effect") {
+      TS_TRY(get(val, s));
+      t.effect = to_effect(s);
+    }
+    return errc::ok;
+  });
+}
+
+struct Container {
+  Resources requests;
+  bool restartable = false;  // an init container with restartPolicy Always: a sidecar
+  std::vector<HostPort> host_ports;
+};
+
+errc get_container(od::value& v, Container& c) {
+  ResourceList req, lim;
+  TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "resources") return get_requirements(val, req, lim);
+    if (k == "restartPolicy") {
+      std::string s;
+      TS_TRY(get(val, s));
+      c.restartable = s == "Always";
+      return errc::ok;
+    }
+    if (k != "ports") return errc::ok;
+    return elements(val, [&](od::value& item) {
+      HostPort hp;
+      TS_TRY(fields(item, [&](std::string_view pk, od::value& pv) {
+        if (pk == "hostPort") return get(pv, hp.port);
+        if (pk == "protocol") return get(pv, hp.protocol);
+        if (pk == "hostIP") return get(pv, hp.host_ip);
+        return errc::ok;
+      }));
+      if (hp.port <= 0) return errc::ok;  // no host port: nothing to reserve
+      if (hp.protocol.empty()) hp.protocol = "TCP";
+      if (hp.host_ip.empty()) hp.host_ip = "0.0.0.0";
+      c.host_ports.push_back(std::move(hp));
+      return errc::ok;
+    });
+  }));
+  c.requests = effective_requests(req, lim);
+  return errc::ok;
+}
+
+// The pod's effective request, as component-helpers resource/helpers.go
+// PodRequests computes it:
+//   max( Σ app containers + Σ sidecars,
+//        for each plain init container: its request + sidecars started before it )
+//   then pod-level spec.resources replaces cpu/memory, then + spec.overhead.
+struct PodSpecParts {
+  Resources app_sum;
+  std::vector<Container> inits;  // in order: "started before" matters
+  ResourceList overhead;
+  ResourceList pod_req, pod_lim;
+};
+
+Resources pod_requests(PodSpecParts& s) {
+  Resources total = std::move(s.app_sum);
+  Resources sidecars, init_peak;
+  for (auto& c : s.inits) {
+    if (c.restartable) {
+      add_into(total, c.requests);
+      add_into(sidecars, c.requests);
+      max_into(init_peak, sidecars);
+    } else {
+      Resources during = c.requests;
+      add_into(during, sidecars);
+      max_into(init_peak, during);
+    }
+  }
+  max_into(total, init_peak);
+  // Pod-level resources (KEP-2837): only cpu and memory are supported there.
+  const Resources pod_level = effective_requests(s.pod_req, s.pod_lim);
+  if ((s.pod_req.present | s.pod_lim.present) & ResourceList::cpu) total.milli_cpu = pod_level.milli_cpu;
+  if ((s.pod_req.present | s.pod_lim.present) & ResourceList::memory) total.memory = pod_level.memory;
+  add_into(total, s.overhead.r);
+  total.pods = 0;  // the scheduler counts pods on its own
+  return total;
+}
+
+errc get_pod_spec(od::value& v, Pod& p, PodSpecParts& parts) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "nodeName") return get(val, p.node_name);
+    if (k == "schedulerName") return get(val, p.scheduler_name);
+    if (k == "priority") return get(val, p.priority);
+    if (k == "nodeSelector") return get_map(val, p.node_selector);
+    if (k == "overhead") return get_resources(val, parts.overhead);
+    if (k == "resources") return get_requirements(val, parts.pod_req, parts.pod_lim);
+    if (k == "tolerations") {
+      return elements(val, [&](od::value& t) { return get_toleration(t, p.tolerations.emplace_back()); });
+    }
+    if (k == "affinity") {
+      return fields(val, [&](std::string_view ak, od::value& av) {
+        return ak == "nodeAffinity" ? get_node_affinity(av, p) : errc::ok;
+      });
+    }
+    if (k == "schedulingGates") {
+      return elements(val, [&](od::value&) {
+        p.scheduling_gated = true;
+        return errc::ok;
+      });
+    }
+    if (k == "containers" || k == "initContainers") {
+      const bool init = k == "initContainers";
+      return elements(val, [&](od::value& item) {
+        Container c;
+        TS_TRY(get_container(item, c));
+        // Sidecars keep their host ports for the pod's life; plain init
+        // containers run before the app and are not counted by NodePorts.
+        if (!init || c.restartable) {
+          p.host_ports.insert(p.host_ports.end(), c.host_ports.begin(), c.host_ports.end());
+        }
+        if (init) {
+          parts.inits.push_back(std::move(c));
+        } else {
+          add_into(parts.app_sum, c.requests);
+        }
+        return errc::ok;
+      });
+    }
+    return errc::ok;
+  });
+}
+
+}  // namespace
+
+errc get_pod(od::value& v, Pod& p) {
+  Meta m;
+  PodSpecParts parts;
+  TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "metadata") return get_meta(val, m, false);
+    if (k == "spec") return get_pod_spec(val, p, parts);
+    if (k == "status") {
+      return fields(val, [&](std::string_view sk, od::value& sv) {
+        return sk == "phase" ? get(sv, p.phase) : errc::ok;
+      });
+    }
+    return errc::ok;
+  }));
+  TS_TRY(require(m, true, true));
+  p.ns = std::move(m.ns);
+  p.name = std::move(m.name);
+  p.uid = std::move(m.uid);
+  p.resource_version = std::move(m.resource_version);
+  p.deleting = m.deleting;
+  p.creation_timestamp = m.created;
+  p.requests = pod_requests(parts);
+  return errc::ok;
+}
+
+}  // namespace toysched::kube::detail
