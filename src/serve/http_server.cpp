@@ -1,0 +1,325 @@
+#include "toysched/serve/http_server.hpp"
+
+#include "toysched/log/log.hpp"
+#include "toysched/serve/metrics.hpp"
+#include "toysched/trace/tasks.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+
+#include <charconv>
+#include <list>
+
+namespace toysched::serve {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+
+namespace {
+
+class category final : public boost::system::error_category {
+ public:
+  const char* name() const noexcept override { return "toysched.serve"; }
+  std::string message(int ev) const override {
+    switch (static_cast<errc>(ev)) {
+      case errc::ok: return "ok";
+      case errc::bind_address_invalid: return "bind address must be IP:PORT (e.g. 127.0.0.1:10251)";
+    }
+    return "unknown serve error";
+  }
+};
+
+constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
+
+}  // namespace
+
+const boost::system::error_category& error_category() noexcept {
+  static const category c;
+  return c;
+}
+
+// --- addresses and requests ------------------------------------------------
+
+boost::system::result<BindAddress> parse_bind_address(std::string_view s) {
+  std::string_view host, port;
+  if (s.starts_with('[')) {  // [v6]:port
+    auto close = s.find(']');
+    if (close == std::string_view::npos || close + 1 >= s.size() || s[close + 1] != ':')
+      return errc::bind_address_invalid;
+    host = s.substr(1, close - 1);
+    port = s.substr(close + 2);
+  } else {
+    auto colon = s.rfind(':');
+    if (colon == std::string_view::npos || s.find(':') != colon) return errc::bind_address_invalid;
+    host = s.substr(0, colon);
+    port = s.substr(colon + 1);
+  }
+  unsigned p = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (port.empty() || ec != std::errc{} || end != port.data() + port.size() || p > 65535)
+    return errc::bind_address_invalid;
+  std::string h = host == "localhost" ? "127.0.0.1" : std::string(host);
+  boost::system::error_code aec;
+  asio::ip::make_address(h, aec);
+  if (aec) return errc::bind_address_invalid;
+  return BindAddress{std::move(h), static_cast<std::uint16_t>(p)};
+}
+
+std::optional<std::string_view> Request::param(std::string_view name) const {
+  std::string_view q = query;
+  while (!q.empty()) {
+    auto amp = q.find('&');
+    std::string_view kv = q.substr(0, amp);
+    q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
+    auto eq = kv.find('=');
+    if (kv.substr(0, eq) == name) return eq == std::string_view::npos ? std::string_view{} : kv.substr(eq + 1);
+  }
+  return std::nullopt;
+}
+
+void Routes::add(std::string method, std::string path, Handler h) {
+  by_path_[std::move(path)][std::move(method)] = std::move(h);
+}
+
+Response Routes::dispatch(const Request& r) const {
+  auto p = by_path_.find(r.path);
+  if (p == by_path_.end()) return {404, "text/plain; charset=utf-8", "404 page not found\n", {}};
+  const auto& methods = p->second;
+  auto m = methods.find(std::string(r.method));
+  if (m == methods.end()) m = methods.find("*");
+  if (m == methods.end()) {
+    std::string allow;
+    for (const auto& [name, h] : methods) allow += (allow.empty() ? "" : ", ") + name;
+    return {405, "text/plain; charset=utf-8", "405 method not allowed\n", {{"Allow", allow}}};
+  }
+  return m->second(r);
+}
+
+// --- the server ------------------------------------------------------------
+
+struct HttpServer::Impl {
+  Impl(asio::any_io_executor ex, const Routes& r, ServerLimits l) : acceptor(ex), routes(r), limits(l) {}
+  tcp::acceptor acceptor;
+  const Routes& routes;
+  ServerLimits limits;
+  std::list<beast::tcp_stream*> conns;  // open connections, for stop()
+  bool stopped = false;
+};
+
+HttpServer::HttpServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpServer::HttpServer(HttpServer&&) noexcept = default;
+HttpServer& HttpServer::operator=(HttpServer&&) noexcept = default;
+HttpServer::~HttpServer() = default;
+
+boost::system::result<HttpServer> HttpServer::listen(asio::any_io_executor ex, const BindAddress& addr,
+                                                     const Routes& routes, ServerLimits limits) {
+  boost::system::error_code ec;
+  auto ip = asio::ip::make_address(addr.host, ec);
+  if (ec) return errc::bind_address_invalid;
+  auto impl = std::make_shared<Impl>(ex, routes, limits);
+  tcp::endpoint ep(ip, addr.port);
+  auto& a = impl->acceptor;
+  if (a.open(ep.protocol(), ec); ec) return ec;
+  // A restarted scheduler must get its port back while the old connections
+  // sit in TIME_WAIT.
+  if (a.set_option(tcp::acceptor::reuse_address(true), ec); ec) return ec;
+  if (a.bind(ep, ec); ec) return ec;
+  if (a.listen(asio::socket_base::max_listen_connections, ec); ec) return ec;
+  return HttpServer(std::move(impl));
+}
+
+std::uint16_t HttpServer::port() const noexcept {
+  boost::system::error_code ec;
+  auto ep = impl_->acceptor.local_endpoint(ec);
+  return ec ? 0 : ep.port();
+}
+
+void HttpServer::stop() {
+  impl_->stopped = true;
+  boost::system::error_code ec;
+  impl_->acceptor.close(ec);
+  // Cutting is enough: these are debugging and scrape requests, retried by
+  // their clients; the scheduler's own shutdown grace is for binds.
+  for (auto* s : impl_->conns) s->socket().close(ec);
+}
+
+namespace {
+
+http::response<http::string_body> to_beast(Response r, unsigned version, bool keep_alive) {
+  http::response<http::string_body> res{static_cast<http::status>(r.status), version};
+  res.set(http::field::content_type, r.content_type);
+  res.set(http::field::server, "toy-scheduler");
+  for (auto& [k, v] : r.headers) res.set(k, v);
+  res.keep_alive(keep_alive);
+  res.body() = std::move(r.body);
+  res.prepare_payload();
+  return res;
+}
+
+std::string peer_name(const tcp::socket& s) {
+  boost::system::error_code ec;
+  auto ep = s.remote_endpoint(ec);
+  if (ec) return "?";
+  auto a = ep.address();
+  return (a.is_v6() ? "[" + a.to_string() + "]" : a.to_string()) + ":" + std::to_string(ep.port());
+}
+
+asio::awaitable<void> session(std::shared_ptr<HttpServer::Impl> impl, tcp::socket socket) {
+  auto peer = peer_name(socket);
+  auto task = trace::TaskScope{"serve/conn/", peer};
+  beast::tcp_stream stream(std::move(socket));
+  auto registered = impl->conns.insert(impl->conns.end(), &stream);
+  struct Unregister {
+    std::list<beast::tcp_stream*>& l;
+    std::list<beast::tcp_stream*>::iterator it;
+    ~Unregister() { l.erase(it); }
+  } unregister{impl->conns, registered};
+
+  beast::flat_buffer buffer;
+  const ServerLimits& lim = impl->limits;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(lim.header_limit);
+    parser.body_limit(lim.body_limit);
+    // The deadline covers the whole request, so a client trickling bytes is
+    // cut as surely as a silent one (and an idle keep-alive connection too).
+    stream.expires_after(lim.read_timeout);
+    auto [ec, n] = co_await trace::traced(task, trace::points::serve_read,
+                                          http::async_read(stream, buffer, parser, nothrow));
+    if (ec) {
+      unsigned status = ec == http::error::body_limit ? 413 : ec == http::error::header_limit ? 431 : 0;
+      if (status) {  // say why before closing: the client can act on it
+        stream.expires_after(lim.write_timeout);
+        auto res = to_beast({status, "text/plain; charset=utf-8", "request too large\n", {}}, 11, false);
+        co_await trace::traced(task, trace::points::serve_write, http::async_write(stream, res, nothrow));
+      } else if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
+                 ec != asio::error::operation_aborted && ec != asio::error::connection_reset) {
+        TS_LOG(4, "HTTP read failed", {"peer", peer}, {"err", ec.message()});
+      }
+      break;
+    }
+    const auto& req = parser.get();
+    std::string_view target(req.target().data(), req.target().size());
+    auto qmark = target.find('?');
+    Request r{std::string_view(req.method_string().data(), req.method_string().size()),
+              target.substr(0, qmark),
+              qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1), req.body()};
+    Response out;
+    try {
+      out = impl->routes.dispatch(r);
+    } catch (const std::exception& e) {
+      // A handler bug must not take the scheduler down with it.
+      TS_ERROR("HTTP handler failed", {"path", r.path}, {"err", e.what()});
+      out = {500, "text/plain; charset=utf-8", "internal error\n", {}};
+    }
+    bool keep = req.keep_alive() && !impl->stopped;
+    auto res = to_beast(std::move(out), req.version(), keep);
+    stream.expires_after(lim.write_timeout);
+    auto [wec, wn] = co_await trace::traced(task, trace::points::serve_write, http::async_write(stream, res, nothrow));
+    if (wec || !keep) break;
+  }
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+}  // namespace
+
+asio::awaitable<void> HttpServer::run() {
+  auto impl = impl_;  // the server object may be moved while we run
+  auto task = trace::TaskScope("serve/http");
+  auto ex = co_await asio::this_coro::executor;
+  while (!impl->stopped) {
+    auto [ec, socket] = co_await trace::traced(task, trace::points::serve_accept, impl->acceptor.async_accept(nothrow));
+    if (impl->stopped) break;
+    if (ec) {
+      // EMFILE and friends: wait a moment rather than spin on the error.
+      TS_WARN("HTTP accept failed", {"err", ec.message()});
+      asio::steady_timer t(ex, 100ms);
+      co_await trace::traced(task, trace::points::serve_accept, t.async_wait(nothrow));
+      continue;
+    }
+    if (impl->conns.size() >= impl->limits.max_connections) {
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      continue;
+    }
+    asio::co_spawn(ex, session(impl, std::move(socket)), [](std::exception_ptr e) {
+      if (!e) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        TS_ERROR("HTTP connection failed", {"err", x.what()});
+      }
+    });
+  }
+}
+
+// --- standard endpoints ----------------------------------------------------
+
+void add_health_route(Routes& routes, std::string path, std::vector<HealthCheck> checks) {
+  std::string what = path.substr(path.rfind('/') + 1);  // "readyz"
+  checks.insert(checks.begin(), HealthCheck{"ping", [] { return std::optional<std::string>(); }});
+  routes.get(std::move(path), [what, checks = std::move(checks)](const Request& r) {
+    std::string lines;
+    bool ok = true;
+    for (const auto& c : checks) {
+      auto reason = c.check();
+      if (reason) lines += "[-]" + c.name + " failed: " + *reason + "\n";
+      else lines += "[+]" + c.name + " ok\n";
+      ok = ok && !reason;
+    }
+    if (ok && !r.param("verbose")) return Response{200, "text/plain; charset=utf-8", "ok", {}};
+    lines += what + (ok ? " check passed\n" : " check failed\n");
+    return Response{ok ? 200u : 500u, "text/plain; charset=utf-8", std::move(lines), {}};
+  });
+}
+
+void add_metrics_route(Routes& routes, Registry& registry) {
+  routes.get("/metrics", [&registry](const Request&) {
+    return Response{200, std::string(Registry::content_type), registry.render(), {}};
+  });
+}
+
+void add_debug_tasks_route(Routes& routes) {
+  routes.get("/debug/tasks", [](const Request& r) {
+    if (r.param("format") == "json") return Response{200, "application/json", trace::dump_json(), {}};
+    return Response{200, "text/plain; charset=utf-8", trace::dump_text(), {}};
+  });
+}
+
+void add_debug_flags_v_route(Routes& routes) {
+  routes.any("/debug/flags/v", [](const Request& r) {
+    if (r.method != "PUT") return Response{406, "text/plain", "unsupported http method\n", {}};
+    std::string_view v = r.body;
+    while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.remove_suffix(1);
+    int level = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), level);
+    if (v.empty() || ec != std::errc{} || end != v.data() + v.size() || level < 0)
+      return Response{400, "text/plain",
+                      "failed set klog.logging.verbosity " + std::string(v) + ": strconv.ParseInt: parsing \"" +
+                          std::string(v) + "\": invalid syntax\n",
+                      {}};
+    log::set_verbosity(level);
+    TS_LOG(0, "Set verbosity", {"v", level});
+    return Response{200, "text/plain", "successfully set klog.logging.verbosity to " + std::string(v) + "\n", {}};
+  });
+}
+
+void add_json_route(Routes& routes, std::string path, std::function<std::string()> json) {
+  routes.get(std::move(path), [json = std::move(json)](const Request&) {
+    return Response{200, "application/json", json(), {}};
+  });
+}
+
+}  // namespace toysched::serve
