@@ -2,6 +2,7 @@
 // on one io_context, one thread.
 #include <unistd.h>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -20,6 +21,8 @@
 #include "toysched/log/log.hpp"
 #include "toysched/options.hpp"
 #include "toysched/sched/scheduler.hpp"
+#include "toysched/serve/endpoints.hpp"
+#include "toysched/trace/tasks.hpp"
 #include "toysched_version.h"
 
 namespace asio = boost::asio;
@@ -50,8 +53,9 @@ extern "C" void on_shutdown_watchdog(int) {
 // Two-phase shutdown: ask every task to stop and let the loop run dry, so
 // that no coroutine frame is left parked on the loop when main's objects
 // are destroyed. A watchdog ends the process if that takes too long.
-asio::awaitable<void> shutdown(sched::Scheduler& s, lease::Elector* elector, asio::io_context& io,
-                               bool wait_for_binds) {
+asio::awaitable<void> shutdown(sched::Scheduler& s, lease::Elector* elector, serve::HttpServer* http,
+                               asio::io_context& io, bool wait_for_binds) {
+  trace::TaskScope task("shutdown");
   std::signal(SIGALRM, on_shutdown_watchdog);
   alarm(kShutdownWatchdogSeconds);
   s.stop_scheduling();
@@ -59,13 +63,14 @@ asio::awaitable<void> shutdown(sched::Scheduler& s, lease::Elector* elector, asi
   auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
   while (wait_for_binds && s.binds_in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
     t.expires_after(20ms);
-    co_await t.async_wait(asio::use_awaitable);
+    co_await trace::traced(task, trace::points::shutdown_drain, t.async_wait(asio::use_awaitable));
   }
   if (wait_for_binds && s.binds_in_flight() > 0)
     TS_WARN("Leaving with binds in flight", {"binds", s.binds_in_flight()});
   // Hand the lease back so that a standby takes over in about a second
   // instead of a whole lease duration.
   if (elector) co_await elector->release();
+  if (http) http->stop();
   s.stop();
 }
 
@@ -81,6 +86,26 @@ int main(int argc, char** argv) {
   }
   const Options& opts = std::get<Options>(parsed);
   log::set_verbosity(opts.verbosity);
+  if (opts.crash_at == "list") {
+    std::cout << trace::known_points_text();
+    return 0;
+  }
+  if (!opts.crash_at.empty()) {
+    try {
+      trace::set_crash_at(trace::parse_crash_at(opts.crash_at));
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "toy-scheduler: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  auto bind_address = serve::parse_bind_address(opts.metrics_bind_address);
+  if (!bind_address) {
+    std::cerr << "toy-scheduler: --metrics-bind-address=" << opts.metrics_bind_address << ": "
+              << bind_address.error().message() << "\n";
+    return 1;
+  }
+  // Like a Go program's goroutine dump: every task and where it is parked.
+  trace::install_sigquit_handler();
 
   auto config = kube::load_client_config(opts.kubeconfig, opts.context, kube::Environment::process());
   if (!config) {
@@ -130,6 +155,7 @@ int main(int argc, char** argv) {
   asio::co_spawn(io, scheduler.run_events(), log_crash("events"));
 
   int exit_code = 0;
+  serve::HttpServer* http = nullptr;  // set once listening; shutdown stops it
   asio::signal_set signals(io, SIGINT, SIGTERM);
   std::unique_ptr<kube::Transport> lease_transport;
   std::unique_ptr<kube::Api> lease_api;
@@ -159,18 +185,39 @@ int main(int argc, char** argv) {
         // than keep deciding without the lease.
         exit_code = 1;
         signals.cancel();
-        co_await shutdown(scheduler, nullptr, io, false);
+        co_await shutdown(scheduler, nullptr, http, io, false);
       }
     }, log_crash("lease/renew"));
   } else {
     asio::co_spawn(io, scheduler.run_scheduling_loop(), log_crash("schedule"));
   }
 
-  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
+  serve::Registry registry;
+  serve::Sources sources{scheduler, opts.scheduler_name, {transport->get(), events_transport->get()}, elector.get(),
+                         opts.leader_election.resource_namespace + "/" + opts.leader_election.resource_name};
+  if (lease_transport) sources.transports.push_back(lease_transport.get());
+  serve::register_metrics(registry, sources);
+  serve::Routes routes;
+  serve::add_routes(routes, registry, sources);
+  auto server = serve::HttpServer::listen(io.get_executor(), *bind_address, routes);
+  if (!server) {
+    std::cerr << "toy-scheduler: --metrics-bind-address=" << opts.metrics_bind_address << ": "
+              << server.error().message() << "\n";
+    return 1;
+  }
+  http = &*server;
+  TS_LOG(1, "Serving health, metrics and debug endpoints", {"address", opts.metrics_bind_address},
+         {"port", server->port()});
+  asio::co_spawn(io, server->run(), log_crash("serve/http"));
+
+  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+    trace::TaskScope task("main");
+    auto [ec, sig] = co_await trace::traced(task, trace::points::main_signal,
+                                            signals.async_wait(asio::as_tuple(asio::use_awaitable)));
+    if (ec) co_return;  // cancelled: the lease was lost and shutdown is under way
     TS_LOG(0, "Received signal; shutting down", {"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"});
-    asio::co_spawn(io, shutdown(scheduler, elector.get(), io, true), asio::detached);
-  });
+    co_await shutdown(scheduler, elector.get(), http, io, true);
+  }, log_crash("main"));
   io.run();
   return exit_code;
 }

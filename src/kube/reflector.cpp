@@ -33,7 +33,7 @@ void Reflector<T>::stop() {
 template <class T>
 asio::awaitable<void> Reflector<T>::sleep(std::chrono::milliseconds d) {
   timer_ = std::make_unique<asio::steady_timer>(co_await asio::this_coro::executor, d);
-  co_await timer_->async_wait(asio::as_tuple(asio::use_awaitable));
+  co_await trace::traced(*task_, trace::points::watch_backoff, timer_->async_wait(asio::as_tuple(asio::use_awaitable)));
   timer_.reset();
 }
 
@@ -53,7 +53,7 @@ result<WatchEvent<T>> decode_event(Decoder& d, std::string_view line) {
 template <class T>
 asio::awaitable<bool> Reflector<T>::list() {
   ++stats_.lists;
-  auto r = co_await list_of<T>(api_, opts_);
+  auto r = co_await trace::traced(*task_, trace::points::watch_list, list_of<T>(api_, opts_));
   if (!r) {
     TS_ERROR("Failed to list", {"resource", ResourceTraits<T>::name}, {"err", r.error().message});
     co_return false;
@@ -78,7 +78,7 @@ asio::awaitable<typename Reflector<T>::WatchEnd> Reflector<T>::watch() {
   if (!opts_.field_selector.empty()) target += "&fieldSelector=" + url_encode(opts_.field_selector);
   if (!opts_.label_selector.empty()) target += "&labelSelector=" + url_encode(opts_.label_selector);
   WatchFramer framer;
-  auto opened = co_await api_.transport().open_stream(target, framer);
+  auto opened = co_await trace::traced(*task_, trace::points::watch_open, api_.transport().open_stream(target, framer));
   if (!opened) {
     TS_ERROR("Failed to watch", {"resource", ResourceTraits<T>::name}, {"err", opened.error().message});
     co_return WatchEnd::failed;
@@ -94,7 +94,7 @@ asio::awaitable<typename Reflector<T>::WatchEnd> Reflector<T>::watch() {
   if (framer.status() != 200) {
     // Refused before the stream started: drain the error body for its Status.
     while (!framer.done()) {
-      auto more = co_await stream_->read_into(framer, 10s);
+      auto more = co_await trace::traced(*task_, trace::points::watch_read, stream_->read_into(framer, 10s));
       if (!more || !*more) break;
     }
     HttpResponse r;
@@ -146,7 +146,7 @@ asio::awaitable<typename Reflector<T>::WatchEnd> Reflector<T>::watch() {
     if (stopping_) co_return WatchEnd::clean;
     // The server sends a bookmark about every minute; twice that with no byte
     // at all means the connection is dead without having said so.
-    auto more = co_await stream_->read_into(framer, 150s);
+    auto more = co_await trace::traced(*task_, trace::points::watch_read, stream_->read_into(framer, 150s));
     if (!more) {
       if (stopping_) co_return WatchEnd::clean;
       TS_LOG(2, "Watch connection lost", {"resource", ResourceTraits<T>::name}, {"err", more.error().message});
@@ -175,6 +175,12 @@ asio::awaitable<typename Reflector<T>::WatchEnd> Reflector<T>::watch() {
 
 template <class T>
 asio::awaitable<void> Reflector<T>::run() {
+  trace::TaskScope task{"watch/", ResourceTraits<T>::name};
+  task_ = &task;
+  struct clear_task {
+    trace::TaskScope*& t;
+    ~clear_task() { t = nullptr; }
+  } clear{task_};
   bool need_list = true;
   while (!stopping_) {
     if (need_list) {

@@ -88,6 +88,7 @@ struct Transport::impl {
   RateLimiter limiter;
   std::deque<std::unique_ptr<Connection>> idle;
   std::uint64_t opened = 0;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> counts;
   std::string where;  // "https://host:port" for messages
 
   impl(asio::any_io_executor e, ClientConfig c, TransportOptions o)
@@ -249,6 +250,9 @@ asio::awaitable<void> Transport::warm_up(std::size_t n) {
 
 const ClientConfig& Transport::config() const noexcept { return p_->config; }
 std::uint64_t Transport::connections_opened() const noexcept { return p_->opened; }
+const std::map<std::pair<std::string, std::string>, std::uint64_t>& Transport::request_counts() const noexcept {
+  return p_->counts;
+}
 
 asio::awaitable<transport_result<HttpResponse>> Transport::request(HttpRequest r) {
   auto& s = *p_;
@@ -260,6 +264,7 @@ asio::awaitable<transport_result<HttpResponse>> Transport::request(HttpRequest r
     if (!conn) co_return conn.error();
     bool answered = false, keep = false;
     auto res = co_await s.once(**conn, r, answered, keep);
+    ++s.counts[{std::string(http::to_string(r.verb)), res ? std::to_string(res->status) : std::string("error")}];
     if (!res) {
       // A kept-alive connection the server had already closed: nothing was
       // answered, so send it once more on a fresh connection.
@@ -362,6 +367,7 @@ asio::awaitable<transport_result<std::unique_ptr<Stream>>> Transport::open_strea
     if (!more) co_return more.error();
     if (!*more) co_return fail(errc::connection_lost, "watch " + std::string(req.target()) + ": closed before the headers");
   }
+  ++s.counts[{"WATCH", std::to_string(framer.status())}];
   if (framer.status() == 401 && s.tokens.uses_file()) s.tokens.invalidate();
   co_return std::unique_ptr<Stream>(std::move(stream));
 }

@@ -92,20 +92,20 @@ Elector::Elector(kube::Api& api, const LeaderElectionOptions& opts)
 
 asio::awaitable<void> Elector::sleep(milliseconds d) {
   timer_ = std::make_unique<asio::steady_timer>(co_await asio::this_coro::executor, d);
-  co_await timer_->async_wait(asio::as_tuple(asio::use_awaitable));
+  co_await trace::traced(*task_, trace::points::lease_retry_wait, timer_->async_wait(asio::as_tuple(asio::use_awaitable)));
   timer_.reset();
 }
 
 asio::awaitable<bool> Elector::try_acquire_or_renew() {
   const auto& ns = opts_.resource_namespace;
   const auto& name = opts_.resource_name;
-  auto got = co_await api_.get_lease(ns, name);
+  auto got = co_await trace::traced(*task_, trace::points::lease_get, api_.get_lease(ns, name));
   if (!got) {
     if (!got.error().is_not_found()) {
       TS_ERROR("error retrieving resource lock", {"lease", ns + "/" + name}, {"err", got.error().message});
       co_return false;
     }
-    auto created = co_await api_.create_lease(state_.fresh(ns, name, wall::now()));
+    auto created = co_await trace::traced(*task_, trace::points::lease_create, api_.create_lease(state_.fresh(ns, name, wall::now())));
     if (!created) {
       TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", created.error().message});
       co_return false;
@@ -123,7 +123,7 @@ asio::awaitable<bool> Elector::try_acquire_or_renew() {
            {"holder", state_.holder()});
     co_return false;
   }
-  auto wrote = co_await api_.update_lease(state_.next(*got, wall::now()));
+  auto wrote = co_await trace::traced(*task_, trace::points::lease_update, api_.update_lease(state_.next(*got, wall::now())));
   if (!wrote) {
     // 409: someone wrote since we read; the next attempt re-reads.
     TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", wrote.error().message});
@@ -135,13 +135,14 @@ asio::awaitable<bool> Elector::try_acquire_or_renew() {
 }
 
 asio::awaitable<void> Elector::watch_for_release(std::string rv) {
+  trace::TaskScope task("lease/watch");
   watching_ = true;
   std::string target = "/apis/coordination.k8s.io/v1/namespaces/" + kube::url_encode(opts_.resource_namespace) +
                        "/leases?watch=1&fieldSelector=" +
                        kube::url_encode("metadata.name=" + opts_.resource_name) +
                        "&resourceVersion=" + kube::url_encode(rv) + "&timeoutSeconds=300";
   kube::WatchFramer framer;
-  auto opened = co_await api_.transport().open_stream(target, framer);
+  auto opened = co_await trace::traced(task, trace::points::watch_open, api_.transport().open_stream(target, framer));
   if (opened && framer.status() == 200) {
     lease_watch_ = std::move(*opened);
     kube::Decoder decoder;
@@ -155,7 +156,7 @@ asio::awaitable<void> Elector::watch_for_release(std::string rv) {
           wake = true;
       }
       if (wake && timer_) timer_->cancel();  // try now
-      auto more = co_await lease_watch_->read_into(framer, std::chrono::seconds(330));
+      auto more = co_await trace::traced(task, trace::points::watch_read, lease_watch_->read_into(framer, std::chrono::seconds(330)));
       if (!more || !*more) break;
     }
     lease_watch_->close();
@@ -165,6 +166,12 @@ asio::awaitable<void> Elector::watch_for_release(std::string rv) {
 }
 
 asio::awaitable<bool> Elector::run(std::function<void()> on_leading) {
+  trace::TaskScope task("lease/renew");
+  task_ = &task;
+  struct clear_task {
+    trace::TaskScope*& t;
+    ~clear_task() { t = nullptr; }
+  } clear{task_};
   const std::string lease = opts_.resource_namespace + "/" + opts_.resource_name;
   TS_LOG(0, "attempting to acquire leader lease...", {"lease", lease}, {"identity", state_.identity()});
   // Acquire: every retry period plus up to 1.2 x jitter, so that replicas
@@ -204,12 +211,13 @@ asio::awaitable<bool> Elector::run(std::function<void()> on_leading) {
 }
 
 asio::awaitable<void> Elector::release() {
+  trace::TaskScope task("lease/release");
   releasing_ = true;
   if (timer_) timer_->cancel();
   if (lease_watch_) lease_watch_->close();
   if (!stats_.leading || !last_) co_return;
   stats_.leading = false;
-  auto wrote = co_await api_.update_lease(state_.release(*last_, wall::now()));
+  auto wrote = co_await trace::traced(task, trace::points::lease_update, api_.update_lease(state_.release(*last_, wall::now())));
   if (!wrote) {
     // Stale RV: re-read once and release that, if it is still ours.
     auto got = co_await api_.get_lease(opts_.resource_namespace, opts_.resource_name);

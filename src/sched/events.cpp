@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "toysched/log/log.hpp"
+#include "toysched/trace/tasks.hpp"
 
 namespace toysched::sched {
 
@@ -68,15 +69,17 @@ void EventRecorder::failed_scheduling(const kube::Pod& pod, const std::string& m
 void EventRecorder::forget(const std::string& pod_uid) { last_failure_.erase(pod_uid); }
 
 asio::awaitable<void> EventRecorder::post(Item item) {
+  trace::TaskScope task{"events/", item.event.reason, "/", item.event.ns, "/", item.event.pod_name};
   if (!item.condition_patch.empty()) {
-    auto r = co_await api_.patch_pod_status(item.pod_ns, item.pod_name, item.condition_patch);
+    auto r = co_await trace::traced(task, trace::points::events_post,
+                                    api_.patch_pod_status(item.pod_ns, item.pod_name, item.condition_patch));
     if (!r && !r.error().is_not_found()) {
       ++failed_;
       TS_LOG(2, "Failed to update the pod's PodScheduled condition", {"pod", item.pod_ns + "/" + item.pod_name},
              {"err", r.error().message});
     }
   }
-  auto r = co_await api_.create_event(item.event);
+  auto r = co_await trace::traced(task, trace::points::events_post, api_.create_event(item.event));
   if (r) {
     ++posted_;
   } else {
@@ -87,6 +90,7 @@ asio::awaitable<void> EventRecorder::post(Item item) {
 }
 
 asio::awaitable<void> EventRecorder::run() {
+  trace::TaskScope task("events");
   auto ex = co_await asio::this_coro::executor;
   while (!stopping_ || !queue_.empty()) {
     while (!queue_.empty() && in_flight_ < kMaxInFlight) {
@@ -100,7 +104,7 @@ asio::awaitable<void> EventRecorder::run() {
     }
     if (stopping_ && queue_.empty()) break;
     wake_ = std::make_unique<asio::steady_timer>(ex, 1h);
-    co_await wake_->async_wait(asio::as_tuple(asio::use_awaitable));
+    co_await trace::traced(task, trace::points::events_wait, wake_->async_wait(asio::as_tuple(asio::use_awaitable)));
     wake_.reset();
   }
 }

@@ -10,6 +10,7 @@
 
 #include "toysched/log/log.hpp"
 #include "toysched/sched/algorithm.hpp"
+#include "toysched/trace/tasks.hpp"
 
 namespace toysched::sched {
 
@@ -135,6 +136,7 @@ asio::awaitable<void> Scheduler::run_informers() {
 }
 
 asio::awaitable<void> Scheduler::run_scheduling_loop() {
+  trace::TaskScope task("schedule");
   auto ex = co_await asio::this_coro::executor;
   int since_yield = 0;
   bool warmed = false;
@@ -154,7 +156,7 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
       auto until = now + 1s;
       if (auto b = queue_.next_backoff_expiry(); b && *b < until) until = *b;
       wake_ = std::make_unique<asio::steady_timer>(ex, until);
-      co_await wake_->async_wait(asio::as_tuple(asio::use_awaitable));
+      co_await trace::traced(task, trace::points::schedule_pop, wake_->async_wait(asio::as_tuple(asio::use_awaitable)));
       wake_.reset();
       since_yield = 0;
       continue;
@@ -163,7 +165,9 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
     TS_LOG(4, "About to try and schedule pod", {"pod", key(pod)});
     TS_LOG(3, "Attempting to schedule pod", {"pod", key(pod)});
     auto& nodes = cache_.nodes();
+    auto cycle_start = clock::now();
     Decision d = schedule_pod(pod, nodes, rng_);
+    double cycle_seconds = std::chrono::duration<double>(clock::now() - cycle_start).count();
     if (d.status == Decision::Status::scheduled) {
       if (!cache_.assume(pod, d.node)) {
         // Already in the cache: the watch showed it bound meanwhile.
@@ -172,11 +176,15 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
         continue;
       }
       ++stats_.attempts_scheduled;
+      if (observer_.attempt) observer_.attempt("scheduled", cycle_seconds);
       ++stats_.binds_in_flight;
-      asio::co_spawn(ex, bind(pod, d.node, d.evaluated_nodes, d.feasible_nodes), asio::detached);
+      asio::co_spawn(ex, bind(pod, d.node, d.evaluated_nodes, d.feasible_nodes, item->attempts, item->first_queued),
+                     asio::detached);
     } else {
-      if (d.status == Decision::Status::error) ++stats_.attempts_error;
+      bool error = d.status == Decision::Status::error;
+      if (error) ++stats_.attempts_error;
       else ++stats_.attempts_unschedulable;
+      if (observer_.attempt) observer_.attempt(error ? "error" : "unschedulable", cycle_seconds);
       TS_LOG(2, "Unable to schedule pod; no fit; waiting", {"pod", key(pod)}, {"err", d.message});
       queue_.unschedulable(pod.uid, clock::now());
       events_.failed_scheduling(pod, d.message);
@@ -185,17 +193,21 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
     // through the loop for every pod of a burst.
     if (++since_yield >= 8) {
       since_yield = 0;
-      co_await asio::post(ex, asio::use_awaitable);
+      co_await trace::traced(task, trace::points::schedule_yield, asio::post(ex, asio::use_awaitable));
     }
   }
 }
 
-asio::awaitable<void> Scheduler::bind(kube::Pod pod, std::string node, int evaluated, int feasible) {
+asio::awaitable<void> Scheduler::bind(kube::Pod pod, std::string node, int evaluated, int feasible, int attempts,
+                                      Queue::clock::time_point first_queued) {
+  trace::TaskScope task{"bind/", pod.ns, "/", pod.name};
   TS_LOG(3, "Attempting to bind pod to node", {"pod", key(pod)}, {"node", node});
-  auto r = co_await api_.bind(pod.ns, pod.name, pod.uid, node);
+  auto r = co_await trace::traced(task, trace::points::bind_post, api_.bind(pod.ns, pod.name, pod.uid, node));
   --stats_.binds_in_flight;
   if (r) {
     ++stats_.binds_ok;
+    if (observer_.bound)
+      observer_.bound(attempts, std::chrono::duration<double>(clock::now() - first_queued).count());
     queue_.done(pod.uid);  // stays out of the queue; the watch will confirm it
     TS_LOG(2, "Successfully bound pod to node", {"pod", key(pod)}, {"node", node}, {"evaluatedNodes", evaluated},
            {"feasibleNodes", feasible});
@@ -219,6 +231,39 @@ asio::awaitable<void> Scheduler::bind(kube::Pod pod, std::string node, int evalu
     events_.failed_scheduling(pod, "Binding rejected: " + r.error().message, true);
   }
   wake();
+}
+
+std::string Scheduler::debug_cache_json() {
+  std::string out = "{\"nodes\":[";
+  bool first = true;
+  for (const NodeInfo* n : cache_.nodes()) {
+    if (!first) out += ',';
+    first = false;
+    out += "{\"name\":";
+    kube::append_json_string(out, n->node.name);
+    out += ",\"allocatable\":{\"cpu_millis\":" + std::to_string(n->node.allocatable.milli_cpu) +
+           ",\"memory\":" + std::to_string(n->node.allocatable.memory) +
+           ",\"pods\":" + std::to_string(n->node.allocatable.pods) + "}";
+    out += ",\"requested\":{\"cpu_millis\":" + std::to_string(n->requested.milli_cpu) +
+           ",\"memory\":" + std::to_string(n->requested.memory) + "}";
+    out += ",\"pods\":" + std::to_string(n->pod_count) + "}";
+  }
+  out += "],\"assumed\":[";
+  first = true;
+  auto now = std::chrono::steady_clock::now();
+  for (const auto& a : cache_.assumed()) {
+    if (!first) out += ',';
+    first = false;
+    out += "{\"pod\":";
+    kube::append_json_string(out, a.key);
+    out += ",\"node\":";
+    kube::append_json_string(out, a.node);
+    out += ",\"assumed_ms\":" +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - a.since).count()) + "}";
+  }
+  out += "],\"bound_pods\":" + std::to_string(cache_.bound_count()) +
+         ",\"assumed_pods\":" + std::to_string(cache_.assumed_count()) + "}";
+  return out;
 }
 
 void Scheduler::stop_scheduling() {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "toysched/kube/api.hpp"
+#include "toysched/trace/tasks.hpp"
 
 namespace toysched::kube {
 
@@ -168,6 +169,7 @@ class Reflector {
   bool stopping_ = false;
   ReflectorStats stats_;
   std::unique_ptr<Stream> stream_;  // the open watch, so stop() can close it
+  trace::TaskScope* task_ = nullptr;  // `watch/<resource>`, alive while run() is
   std::unique_ptr<boost::asio::steady_timer> timer_;
 };
 

@@ -20,6 +20,7 @@
 #include <boost/beast/http/verb.hpp>
 
 #include <chrono>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -102,6 +103,9 @@ class Transport {
   const ClientConfig& config() const noexcept;
   // Connections opened so far (tests check keep-alive reuse).
   std::uint64_t connections_opened() const noexcept;
+  // Requests sent, by verb and HTTP status ("error" when none came back),
+  // for /metrics. Retries count as requests.
+  const std::map<std::pair<std::string, std::string>, std::uint64_t>& request_counts() const noexcept;
 
   struct impl;
 

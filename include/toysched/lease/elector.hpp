@@ -32,6 +32,7 @@
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/objects.hpp"
 #include "toysched/options.hpp"
+#include "toysched/trace/tasks.hpp"
 
 namespace toysched::lease {
 
@@ -106,6 +107,7 @@ class Elector {
   std::mt19937_64 rng_{std::random_device{}()};
   std::unique_ptr<boost::asio::steady_timer> timer_;
   std::unique_ptr<kube::Stream> lease_watch_;
+  trace::TaskScope* task_ = nullptr;  // `lease/renew`, alive while run() is
   bool watching_ = false;
 };
 

@@ -16,6 +16,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -33,6 +34,14 @@ struct SchedulerOptions {
   int bind_parallelism = 16;
   std::uint64_t seed = std::random_device{}();  // tie-breaking between equal nodes
   std::string instance;                         // reportingInstance of events
+};
+
+// Hooks for /metrics, so the scheduling code does not depend on them.
+struct SchedulerObserver {
+  // Each attempt: "scheduled", "unschedulable" or "error", and its CPU time.
+  std::function<void(const char* result, double seconds)> attempt;
+  // A pod bound: its attempts and the time from first queued to bound.
+  std::function<void(int attempts, double seconds)> bound;
 };
 
 struct SchedulerStats {
@@ -64,6 +73,11 @@ class Scheduler {
   int binds_in_flight() const noexcept { return stats_.binds_in_flight; }
 
   const SchedulerStats& stats() const noexcept { return stats_; }
+  void set_observer(SchedulerObserver o) { observer_ = std::move(o); }
+  const kube::ReflectorStats& pod_watch_stats() const noexcept { return pods_->stats(); }
+  const kube::ReflectorStats& node_watch_stats() const noexcept { return nodes_->stats(); }
+  // /debug/cache: per node allocatable, requested, pod count; assumed pods.
+  std::string debug_cache_json();
   Cache& cache() noexcept { return cache_; }
   const Queue& queue() const noexcept { return queue_; }
 
@@ -72,7 +86,8 @@ class Scheduler {
   struct NodeEvents;
   bool responsible_for(const kube::Pod& p) const;
   void wake();
-  boost::asio::awaitable<void> bind(kube::Pod pod, std::string node, int evaluated, int feasible);
+  boost::asio::awaitable<void> bind(kube::Pod pod, std::string node, int evaluated, int feasible, int attempts,
+                                    Queue::clock::time_point first_queued);
 
   kube::Api& api_;
   SchedulerOptions opts_;
@@ -81,6 +96,7 @@ class Scheduler {
   EventRecorder events_;
   std::mt19937_64 rng_;
   SchedulerStats stats_;
+  SchedulerObserver observer_;
   std::unique_ptr<PodEvents> pod_events_;
   std::unique_ptr<NodeEvents> node_events_;
   std::unique_ptr<kube::Reflector<kube::Pod>> pods_;

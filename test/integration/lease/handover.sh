@@ -9,7 +9,7 @@ use_private_lab --nodes 3 --controllers
 lease_field() { k -n kube-system get lease toy-scheduler -o jsonpath="{.spec.$1}" 2>/dev/null || true; }
 declare -A PID
 start_replica() {  # start_replica ID: a replica with that identity
-  "$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" -v=2 --leader-elect \
+  "$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" -v=2 --leader-elect --metrics-bind-address=127.0.0.1:0 \
     --leader-elect-identity "$1" >>"$TEST_TMP/$1.log" 2>&1 &
   PID[$1]=$!
   on_exit "kill -KILL ${PID[$1]} 2>/dev/null"
