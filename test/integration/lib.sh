@@ -133,3 +133,10 @@ use_private_lab() {
 
 # now_ms: wall clock in milliseconds.
 now_ms() { date +%s%3N; }
+
+# toy_port LOG: the HTTP port a toy-scheduler started with port 0 listens on
+# (from its -v=1 log line).
+toy_port() {
+  wait_until 10 "the scheduler's HTTP port in $1" "grep -q 'Serving health, metrics and debug endpoints' '$1'"
+  grep -o 'Serving health, metrics and debug endpoints.* port=[0-9]*' "$1" | head -n1 | sed 's/.*port=//'
+}
