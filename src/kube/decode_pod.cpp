@@ -49,10 +49,10 @@ Resources effective_requests(const ResourceList& req, const ResourceList& lim) {
   fill(ResourceList::cpu, &Resources::milli_cpu);
   fill(ResourceList::memory, &Resources::memory);
   fill(ResourceList::ephemeral, &Resources::ephemeral_storage);
-  for (const auto& [k, v] : lim.r.extended) {
+  for (const auto& limit : lim.r.extended) {
     const bool has = std::any_of(req.r.extended.begin(), req.r.extended.end(),
-                                 [&](const auto& e) { return e.first == k; });
-    if (!has) extended_slot(out.extended, k) = v;
+                                 [&](const auto& e) { return e.first == limit.first; });
+    if (!has) extended_slot(out.extended, limit.first) = limit.second;
   }
   return out;
 }
