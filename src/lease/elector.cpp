@@ -102,18 +102,21 @@ asio::awaitable<bool> Elector::try_acquire_or_renew() {
   auto got = co_await trace::traced(*task_, trace::points::lease_get, api_.get_lease(ns, name));
   if (!got) {
     if (!got.error().is_not_found()) {
-      TS_ERROR("error retrieving resource lock", {"lease", ns + "/" + name}, {"err", got.error().message});
+      fail("error retrieving resource lock", got.error());
       co_return false;
     }
     auto created = co_await trace::traced(*task_, trace::points::lease_create, api_.create_lease(state_.fresh(ns, name, wall::now())));
     if (!created) {
-      TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", created.error().message});
+      if (created.error().is_conflict()) TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", created.error().message});
+      else fail("error creating resource lock", created.error());
       co_return false;
     }
     state_.observe(*created, steady::now());
     last_ = *created;
+    failing_.reset();
     co_return true;
   }
+  failing_.reset();
   std::string before = state_.holder();
   state_.observe(*got, steady::now());
   if (state_.holder() != before && !before.empty()) ++stats_.transitions_seen;
@@ -126,7 +129,8 @@ asio::awaitable<bool> Elector::try_acquire_or_renew() {
   auto wrote = co_await trace::traced(*task_, trace::points::lease_update, api_.update_lease(state_.next(*got, wall::now())));
   if (!wrote) {
     // 409: someone wrote since we read; the next attempt re-reads.
-    TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", wrote.error().message});
+    if (wrote.error().is_conflict()) TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", wrote.error().message});
+    else fail("error updating resource lock", wrote.error());
     co_return false;
   }
   state_.observe(*wrote, steady::now());
@@ -225,6 +229,17 @@ asio::awaitable<void> Elector::release() {
   }
   if (wrote) TS_LOG(0, "released leader lease", {"lease", opts_.resource_namespace + "/" + opts_.resource_name});
   else TS_ERROR("failed to release lease", {"err", wrote.error().message});
+}
+
+void Elector::fail(const char* what, const kube::ApiError& e) {
+  std::string reason = std::string(what) + ": " + e.message;
+  if (failing_ != reason) {
+    // A 403 names the verb, the resource and the namespace it lacks.
+    TS_ERROR(what, {"lease", opts_.resource_namespace + "/" + opts_.resource_name}, {"err", e.message});
+  } else {
+    TS_LOG(4, what, {"err", e.message});
+  }
+  failing_ = std::move(reason);
 }
 
 bool Elector::healthy(steady::time_point now) const {

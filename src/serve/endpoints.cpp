@@ -93,6 +93,11 @@ void add_routes(Routes& routes, Registry& reg, Sources& src) {
                     }});
   }
   std::vector<HealthCheck> ready = live;
+  if (src.elector) {
+    ready.push_back({"leader-election-lease", [&src]() -> std::optional<std::string> {
+                       return src.elector->failing();
+                     }});
+  }
   ready.push_back({"informer-sync", [&src]() -> std::optional<std::string> {
                      if (src.scheduler.synced()) return std::nullopt;
                      return std::string("pods and nodes not listed yet");

@@ -86,8 +86,13 @@ class Elector {
 
   const ElectorStats& stats() const noexcept { return stats_; }
   const std::string& identity() const noexcept { return state_.identity(); }
-  // Healthy: not leading, or leading and renewed within the renew deadline.
+  // Healthy (/livez): not leading, or leading and renewed within the renew
+  // deadline.
   bool healthy(steady::time_point now) const;
+  // Why the lease cannot be worked with (/readyz), e.g. a 403 on leases:
+  // set when the last attempt failed for a reason other than the lease being
+  // held by someone else; nullopt once an attempt goes through.
+  const std::optional<std::string>& failing() const noexcept { return failing_; }
 
  private:
   // One attempt: true when we hold the lease after it.
@@ -108,6 +113,10 @@ class Elector {
   std::unique_ptr<boost::asio::steady_timer> timer_;
   std::unique_ptr<kube::Stream> lease_watch_;
   trace::TaskScope* task_ = nullptr;  // `lease/renew`, alive while run() is
+  std::optional<std::string> failing_;
+  // Records a failed attempt; logs it at level 0 once per distinct reason, so a
+  // missing permission is one clear line, not one every retry period.
+  void fail(const char* what, const kube::ApiError& e);
   bool watching_ = false;
 };
 
