@@ -39,7 +39,14 @@ type apiServer struct {
 
 func (l *lab) apiserverArgs(etcdURL string) []string {
 	p := l.pki
-	return []string{
+	var limits []string
+	if n := l.flags.maxInflight; n > 0 {
+		// With priority and fairness on, system:masters is exempt from every
+		// limit; off, the plain max-inflight filter answers 429 to anyone.
+		limits = []string{"--enable-priority-and-fairness=false",
+			fmt.Sprintf("--max-requests-inflight=%d", n), fmt.Sprintf("--max-mutating-requests-inflight=%d", n)}
+	}
+	return append(limits, []string{
 		"--etcd-servers=" + etcdURL,
 		fmt.Sprintf("--etcd-compaction-interval=%s", l.flags.compactionInterval),
 		"--bind-address=127.0.0.1",
@@ -63,7 +70,7 @@ func (l *lab) apiserverArgs(etcdURL string) []string {
 		"--endpoint-reconciler-type=none",
 		fmt.Sprintf("--watch-cache=%t", l.flags.watchCache),
 		fmt.Sprintf("--v=%d", l.flags.apiserverV),
-	}
+	}...)
 }
 
 func startAPIServer(ctx context.Context, l *lab, etcdURL string) (*apiServer, error) {

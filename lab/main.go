@@ -62,6 +62,7 @@ type labFlags struct {
 	compactionInterval time.Duration
 	watchCache         bool
 	apiserverV         int
+	maxInflight        int
 }
 
 func parseLabFlags(args []string) (*labFlags, error) {
@@ -80,6 +81,7 @@ func parseLabFlags(args []string) (*labFlags, error) {
 	fs.IntVar(&f.kubeSchedulerV, "kube-scheduler-v", 2, "kube-scheduler log verbosity")
 	fs.DurationVar(&f.compactionInterval, "etcd-compaction-interval", 5*time.Minute, "apiserver's etcd compaction interval (short values provoke 410 Gone)")
 	fs.BoolVar(&f.watchCache, "watch-cache", true, "apiserver watch cache; false sends watches to etcd, so a compacted resourceVersion gives 410 Gone on watch too")
+	fs.IntVar(&f.maxInflight, "max-requests-inflight", 0, "limit the apiserver to N requests at once (priority and fairness off, so it applies to the admin too): beyond it, 429 with Retry-After, for tests of client retries; 0 = the apiserver's defaults")
 	fs.IntVar(&f.apiserverV, "apiserver-v", 1, "apiserver (and in-process controllers) log verbosity, to DIR/apiserver.log")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

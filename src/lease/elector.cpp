@@ -165,6 +165,11 @@ asio::awaitable<void> Elector::watch_for_release(std::string rv) {
     }
     lease_watch_->close();
     lease_watch_.reset();
+  } else {
+    // Polling every retry period goes on; only the quick handover is lost.
+    TS_LOG(2, "Cannot watch the lease; a graceful handover will wait for the next retry",
+           {"lease", opts_.resource_namespace + "/" + opts_.resource_name},
+           {"err", opened ? "HTTP " + std::to_string(framer.status()) : opened.error().message});
   }
   watching_ = false;  // the acquire loop's polling goes on regardless; it restarts the watch
 }
