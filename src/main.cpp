@@ -135,6 +135,7 @@ int main(int argc, char** argv) {
   sched::SchedulerOptions sopts;
   sopts.scheduler_name = opts.scheduler_name;
   sopts.bind_parallelism = opts.bind_parallelism;
+  sopts.percentage_of_nodes_to_score = opts.percentage_of_nodes_to_score;
   sopts.instance = opts.scheduler_name + "-" + hostname();
   sched::Scheduler scheduler(api, events_api, sopts);
 

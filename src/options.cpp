@@ -122,6 +122,10 @@ ParseResult parse_options(std::vector<std::string> args) {
       ->check(CLI::PositiveNumber);
   app.add_option("--bind-parallelism", o.bind_parallelism, "Binding requests in flight at once.")
       ->check(CLI::Range(1, 10000));
+  app.add_option("--percentage-of-nodes-to-score", o.percentage_of_nodes_to_score,
+                 "Stop filtering once this % of the nodes are found feasible (0: kube-scheduler's adaptive "
+                 "rule; 100: every node).")
+      ->check(CLI::Range(0, 100));
   app.add_option("--metrics-bind-address", o.metrics_bind_address,
                  "host:port of /healthz, /readyz, /metrics and /debug.");
   app.add_option("--crash-at", o.crash_at,

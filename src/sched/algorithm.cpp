@@ -103,8 +103,61 @@ Decision not_scheduled(Decision d, bool resolvable, std::string message) {
 
 }  // namespace
 
+std::size_t feasible_nodes_to_find(std::size_t nodes, int percentage) noexcept {
+  constexpr std::size_t kMinFeasible = 100;  // upstream's minFeasibleNodesToFind
+  if (nodes < kMinFeasible || percentage >= 100) return nodes;
+  long pct = percentage;
+  if (pct <= 0) {
+    pct = 50 - static_cast<long>(nodes) / 125;  // adaptive, as upstream
+    if (pct < 5) pct = 5;
+  }
+  std::size_t n = nodes * static_cast<std::size_t>(pct) / 100;
+  return n < kMinFeasible ? kMinFeasible : n;
+}
+
+namespace {
+// Filters from search->next_start round the list, in chunks, until `want`
+// feasible nodes are found or every node was seen.
+FilterOutcome filter_sampled(const kube::Pod& pod, std::span<const NodeInfo* const> nodes, const NodeNameSet& allowed,
+                             std::vector<const NodeInfo*>& feasible, FilterSink& sink, std::size_t want,
+                             Search& search) {
+  constexpr std::size_t kChunk = 128;
+  static thread_local std::vector<const NodeInfo*> part;
+  FilterOutcome total;
+  feasible.clear();
+  const std::size_t n = nodes.size();
+  std::size_t pos = search.next_start % n, processed = 0;
+  while (processed < n && feasible.size() < want) {
+    std::size_t len = std::min({kChunk, n - pos, n - processed});
+    FilterOutcome fo = filter_nodes(pod, nodes.subspan(pos, len), allowed, part, sink);
+    total.evaluated += fo.evaluated;
+    total.absent += fo.absent;
+    if (fo.null_node) {
+      total.null_node = true;
+      break;
+    }
+    const std::size_t room = want - feasible.size();
+    if (part.size() > room) {
+      // Enough: keep exactly `want`, as upstream does, and start the next
+      // search just after the last node kept.
+      const NodeInfo* last = part[room - 1];
+      feasible.insert(feasible.end(), part.begin(), part.begin() + static_cast<std::ptrdiff_t>(room));
+      std::size_t i = 0;
+      while (nodes[(pos + i) % n] != last) ++i;
+      pos = (pos + i + 1) % n;
+      break;
+    }
+    feasible.insert(feasible.end(), part.begin(), part.end());
+    processed += len;
+    pos = (pos + len) % n;
+  }
+  search.next_start = pos;
+  return total;
+}
+}  // namespace
+
 Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nodes,
-                      std::mt19937_64& rng, std::vector<NodeScore>* scores) {
+                      std::mt19937_64& rng, std::vector<NodeScore>* scores, Search* search) {
   if (scores != nullptr) scores->clear();
   Decision d;
   // Upstream answers an empty cluster with ErrNoNodesAvailable, handled as
@@ -120,7 +173,10 @@ Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nod
 
   Scratch& s = scratch();
   Diagnosis diag(pod, s);
-  const FilterOutcome fo = filter_nodes(pod, nodes, allowed, s.feasible, diag);
+  const std::size_t want = search ? feasible_nodes_to_find(nodes.size(), search->percentage) : nodes.size();
+  const FilterOutcome fo = want < nodes.size() && allowed.all
+                               ? filter_sampled(pod, nodes, allowed, s.feasible, diag, want, *search)
+                               : filter_nodes(pod, nodes, allowed, s.feasible, diag);
   if (fo.null_node) {
     d.status = Decision::Status::error;
     d.message = "internal error: a null NodeInfo in the node list";

@@ -107,6 +107,7 @@ Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opt
       opts_(std::move(opts)),
       events_(events_api, opts_.scheduler_name, opts_.instance.empty() ? opts_.scheduler_name : opts_.instance),
       rng_(opts_.seed),
+      search_{opts_.percentage_of_nodes_to_score, 0},
       pod_events_(std::make_unique<PodEvents>(*this)),
       node_events_(std::make_unique<NodeEvents>(*this)) {
   // All non-terminal pods: bound ones count against their nodes; a pod that
@@ -166,7 +167,7 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
     TS_LOG(3, "Attempting to schedule pod", {"pod", key(pod)});
     auto& nodes = cache_.nodes();
     auto cycle_start = clock::now();
-    Decision d = schedule_pod(pod, nodes, rng_);
+    Decision d = schedule_pod(pod, nodes, rng_, nullptr, &search_);
     double cycle_seconds = std::chrono::duration<double>(clock::now() - cycle_start).count();
     if (d.status == Decision::Status::scheduled) {
       if (!cache_.assume(pod, d.node)) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -240,4 +241,43 @@ TEST_CASE("spread: 20 identical pods on 3 identical nodes end 7/7/6") {
   std::multiset<int> counts;
   for (const auto& n : nodes) counts.insert(n.pod_count);
   CHECK(counts == std::multiset<int>{6, 7, 7});
+}
+
+TEST_CASE("nodes to find: kube-scheduler's percentageOfNodesToScore rule") {
+  using sched::feasible_nodes_to_find;
+  CHECK(feasible_nodes_to_find(3, 0) == 3);
+  CHECK(feasible_nodes_to_find(99, 0) == 99);     // below 100: all
+  CHECK(feasible_nodes_to_find(100, 0) == 100);   // 50 %, but at least 100
+  CHECK(feasible_nodes_to_find(1000, 0) == 420);  // 50 - 1000/125 = 42 %
+  CHECK(feasible_nodes_to_find(5000, 0) == 500);  // 10 %
+  CHECK(feasible_nodes_to_find(6000, 0) == 300);  // floor of 5 %
+  CHECK(feasible_nodes_to_find(5000, 100) == 5000);
+  CHECK(feasible_nodes_to_find(5000, 30) == 1500);
+  CHECK(feasible_nodes_to_find(200, 10) == 100);  // at least 100
+}
+
+TEST_CASE("a sampled search stops early, goes round robin, and still finds a lone fit") {
+  std::vector<std::unique_ptr<sched::NodeInfo>> infos;
+  std::vector<const sched::NodeInfo*> view;
+  for (int i = 0; i < 1000; ++i) {
+    auto ni = std::make_unique<sched::NodeInfo>();
+    ni->node = make_node().name("n" + std::to_string(i)).cpu(i == 777 ? "8" : "1").memory("32Gi").pods(110);
+    view.push_back(ni.get());
+    infos.push_back(std::move(ni));
+  }
+  std::mt19937_64 rng(1);
+  sched::Search search{0, 0};
+  kube::Pod small = make_pod().ns("a").name("s").uid("s").cpu("100m");
+  auto d = sched::schedule_pod(small, view, rng, nullptr, &search);
+  CHECK(d.status == sched::Decision::Status::scheduled);
+  CHECK(d.feasible_nodes == 420);
+  CHECK(search.next_start > 0);  // the next decision starts where this one stopped
+  std::size_t first_start = search.next_start;
+  sched::schedule_pod(small, view, rng, nullptr, &search);
+  CHECK(search.next_start != first_start);
+  kube::Pod big = make_pod().ns("a").name("b").uid("b").cpu("4");
+  auto only = sched::schedule_pod(big, view, rng, nullptr, &search);
+  REQUIRE(only.status == sched::Decision::Status::scheduled);
+  CHECK(only.node == "n777");  // every node was looked at before giving up
+  CHECK(only.evaluated_nodes == 1000);
 }

@@ -53,7 +53,23 @@ struct NodeScore {
 // `scores`, when given, receives one entry per feasible node in input order
 // (left empty when fewer than two nodes are feasible: nothing is scored then).
 // Single-threaded: scratch buffers are reused across calls on one thread.
+// How many nodes a decision looks at, as kube-scheduler's
+// percentageOfNodesToScore: filtering stops once this many feasible nodes
+// are found, and only those are scored. Below 100 nodes, all of them.
+// percentage 0 is kube-scheduler's adaptive rule (50 - nodes/125, at least
+// 5 %), 100 is a full search; the result is at least 100.
+std::size_t feasible_nodes_to_find(std::size_t nodes, int percentage) noexcept;
+
+// The round-robin state of a sampled search: the next decision starts where
+// the last one stopped, so every node gets its turn.
+struct Search {
+  int percentage = 0;
+  std::size_t next_start = 0;
+};
+
+// Without `search`, every node is filtered and every feasible one scored.
 Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nodes,
-                      std::mt19937_64& rng, std::vector<NodeScore>* scores = nullptr);
+                      std::mt19937_64& rng, std::vector<NodeScore>* scores = nullptr,
+                      Search* search = nullptr);
 
 }  // namespace toysched::sched

@@ -23,6 +23,7 @@
 
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/reflector.hpp"
+#include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/cache.hpp"
 #include "toysched/sched/events.hpp"
 #include "toysched/sched/queue.hpp"
@@ -32,6 +33,7 @@ namespace toysched::sched {
 struct SchedulerOptions {
   std::string scheduler_name = "toy-scheduler";
   int bind_parallelism = 16;
+  int percentage_of_nodes_to_score = 0;
   std::uint64_t seed = std::random_device{}();  // tie-breaking between equal nodes
   std::string instance;                         // reportingInstance of events
 };
@@ -95,6 +97,7 @@ class Scheduler {
   Queue queue_;
   EventRecorder events_;
   std::mt19937_64 rng_;
+  Search search_;  // where the next sampled search starts
   SchedulerStats stats_;
   SchedulerObserver observer_;
   std::unique_ptr<PodEvents> pod_events_;
