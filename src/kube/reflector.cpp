@@ -144,6 +144,18 @@ asio::awaitable<typename Reflector<T>::WatchEnd> Reflector<T>::watch() {
       }
     }
     if (stopping_) co_return WatchEnd::clean;
+    if (framer.done()) {
+      // The response ended (the final chunk) but the connection may stay
+      // open: the API server ends a watch it finds too slow this way and
+      // keeps the socket for its idle timeout. Waiting for EOF would stall
+      // us for 90 s; the watch is over now.
+      if (std::chrono::steady_clock::now() - started > 2min) backoff_.reset();
+      if (stats_.events == events_before && std::chrono::steady_clock::now() - started < 1s) {
+        TS_LOG(2, "Very short watch with no events; backing off", {"resource", ResourceTraits<T>::name});
+        co_return WatchEnd::failed;
+      }
+      co_return WatchEnd::clean;
+    }
     // The server sends a bookmark about every minute; twice that with no byte
     // at all means the connection is dead without having said so.
     auto more = co_await trace::traced(*task_, trace::points::watch_read, stream_->read_into(framer, 150s));

@@ -160,6 +160,7 @@ asio::awaitable<void> Elector::watch_for_release(std::string rv) {
           wake = true;
       }
       if (wake && timer_) timer_->cancel();  // try now
+      if (framer.done()) break;  // the server ended this watch; the next failed try opens another
       auto more = co_await trace::traced(task, trace::points::watch_read, lease_watch_->read_into(framer, std::chrono::seconds(330)));
       if (!more || !*more) break;
     }
