@@ -1,0 +1,489 @@
+// bench-ceiling: the C++ helpers of `./dev bench` (bench/run.py drives them).
+// All three use the project's own client (Transport, Api, Store) with the
+// client-side rate limit off, on one io_context, one thread.
+//
+//   create  POSTs N pods of the SchedulingBasic shape (one container,
+//           requests = limits = 100m / 500Mi) into a namespace, K in flight;
+//           with --rate, paced at R pods/s (the latency phase).
+//   watch   list+watch (PodInformer below) of the pods with one schedulerName; writes one line per
+//           change to --out, flushed at once, with the wall clock in ns:
+//             synced <t>                     the first list is in
+//             seen <ns/name> <t>             pending pod first seen
+//             bound <ns/name> <t> <node>     spec.nodeName first seen set
+//   bind    the bind ceiling: binds every pending pod with that
+//           schedulerName round-robin over the nodes, --parallelism POSTs in
+//           flight, no filtering, no scoring, no events, no status patches:
+//           the fastest this API server accepts bindings from one client.
+//
+// SIGTERM/SIGINT stop any of them; `bind` and `create` print one summary line.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/verb.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "toysched/kube/api.hpp"
+#include "toysched/kube/config.hpp"
+#include "toysched/kube/objects.hpp"
+#include "toysched/kube/reflector.hpp"  // Store, Handler
+#include "toysched/kube/transport.hpp"
+#include "toysched/kube/watch_framer.hpp"
+#include "toysched/log/log.hpp"
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using namespace toysched;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+struct Common {
+  std::string kubeconfig;
+  std::string scheduler_name;
+  int verbosity = 0;
+};
+
+// A transport with no client-side limit: the helpers must never be what
+// limits a run.
+std::unique_ptr<kube::Transport> make_transport(asio::io_context& io, const Common& c, std::size_t idle) {
+  auto config = kube::load_client_config(c.kubeconfig, "", kube::Environment::process());
+  if (!config) {
+    std::cerr << "bench-ceiling: " << config.error().message << "\n";
+    std::exit(1);
+  }
+  kube::TransportOptions o;
+  o.qps = -1;
+  o.max_idle_connections = idle;
+  o.user_agent = "bench-ceiling";
+  auto t = kube::Transport::create(io.get_executor(), *config, o);
+  if (!t) {
+    std::cerr << "bench-ceiling: " << t.error().message << "\n";
+    std::exit(1);
+  }
+  return std::move(*t);
+}
+
+// ---------------------------------------------------------------- list+watch
+
+// A list+watch of the pods matching a field selector, feeding a Store and a
+// Handler. Not the project's Reflector, on purpose: that one notices the end
+// of a watch response only at EOF, and when kube-apiserver drops a watcher
+// it thinks slow ("Forcing pods watcher close due to unresponsiveness") it
+// ends the response but keeps the keep-alive connection open until its 90 s
+// idle timeout: 90 s of events would reach the watcher late. This loop
+// re-watches as soon as the response is complete (framer.done()).
+struct PodInformer {
+  PodInformer(kube::Api& a, std::string selector, kube::Handler<kube::Pod>& h)
+      : api(a), field_selector(std::move(selector)), handler(h) {}
+  kube::Api& api;
+  std::string field_selector;
+  kube::Handler<kube::Pod>& handler;
+  kube::Store<kube::Pod> store;
+  kube::Decoder decoder;
+  std::string rv;
+  bool stopping = false;
+  std::unique_ptr<kube::Stream> stream;
+  std::uint64_t lists = 0, watches = 0, events = 0, ended_by_server = 0, failures = 0;
+
+  asio::awaitable<void> pause(std::chrono::milliseconds d) {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(asio::use_awaitable);
+  }
+
+  asio::awaitable<void> run() {
+    bool need_list = true;
+    while (!stopping) {
+      if (need_list) {
+        ++lists;
+        kube::ListOptions lo;
+        lo.field_selector = field_selector;
+        auto r = co_await api.list_pods(std::move(lo));
+        if (!r) {
+          TS_ERROR("List failed", {"err", r.error().message});
+          co_await pause(500ms);
+          continue;
+        }
+        store.replace(std::move(r->items), handler);
+        rv = r->resource_version;
+        handler.on_synced();
+        need_list = false;
+      }
+      ++watches;
+      kube::WatchFramer framer;
+      std::string target = "/api/v1/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=600&resourceVersion=" +
+                           kube::url_encode(rv) + "&fieldSelector=" + kube::url_encode(field_selector);
+      auto opened = co_await api.transport().open_stream(target, framer);
+      if (!opened) {
+        ++failures;
+        TS_ERROR("Watch failed", {"err", opened.error().message});
+        co_await pause(200ms);
+        continue;
+      }
+      stream = std::move(*opened);
+      if (framer.status() != 200) {
+        ++failures;
+        need_list = framer.status() == 410;
+        TS_ERROR("Watch refused", {"status", framer.status()});
+        stream->close();
+        co_await pause(200ms);
+        continue;
+      }
+      std::string line;
+      for (;;) {
+        bool relist = false;
+        while (framer.next_line(line)) {
+          auto ev = decoder.pod_event(line);
+          if (!ev) {
+            relist = true;
+            break;
+          }
+          ++events;
+          switch (ev->type) {
+            case kube::EventType::added:
+            case kube::EventType::modified:
+              rv = ev->object.resource_version;
+              store.add_or_update(std::move(ev->object), handler);
+              break;
+            case kube::EventType::deleted:
+              rv = ev->object.resource_version;
+              store.remove(ev->object, handler);
+              break;
+            case kube::EventType::bookmark:
+              rv = ev->object.resource_version;
+              break;
+            case kube::EventType::error:
+              relist = true;
+              break;
+          }
+          if (relist) break;
+        }
+        if (relist) {
+          need_list = true;
+          break;
+        }
+        if (framer.done()) {  // the server ended the response: re-watch now
+          ++ended_by_server;
+          break;
+        }
+        auto more = co_await stream->read_into(framer, 150s);
+        if (!more || !*more) {
+          ++failures;
+          break;
+        }
+      }
+      if (stream) stream->close();
+      stream.reset();
+    }
+  }
+  void stop() {
+    stopping = true;
+    if (stream) stream->close();
+  }
+  std::string stats() const {
+    return "lists " + std::to_string(lists) + " watches " + std::to_string(watches) + " events " +
+           std::to_string(events) + " ended_by_server " + std::to_string(ended_by_server) + " failures " +
+           std::to_string(failures);
+  }
+};
+
+// ---------------------------------------------------------------- create
+
+struct CreateOptions {
+  std::string ns;
+  int count = 0;
+  int parallel = 32;
+  double rate = 0;  // pods/s; 0 = as fast as the server takes them
+  std::string prefix = "p-";
+};
+
+std::string pod_body(const CreateOptions& o, const std::string& scheduler, int i) {
+  char name[64];
+  std::snprintf(name, sizeof name, "%s%06d", o.prefix.c_str(), i);
+  std::string b = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":)";
+  kube::append_json_string(b, name);
+  b += R"(,"namespace":)";
+  kube::append_json_string(b, o.ns);
+  b += R"(,"labels":{"app":"bench"}},"spec":{"schedulerName":)";
+  kube::append_json_string(b, scheduler);
+  // scheduler_perf's templates/pod-default.yaml: one pause container,
+  // requests = limits = 100m / 500Mi.
+  b += R"(,"terminationGracePeriodSeconds":0,"containers":[{"name":"pause","image":"registry.k8s.io/pause:3.10",)"
+       R"("resources":{"requests":{"cpu":"100m","memory":"500Mi"},"limits":{"cpu":"100m","memory":"500Mi"}}}]}})";
+  return b;
+}
+
+struct Creator {
+  kube::Transport& t;
+  const CreateOptions& o;
+  const std::string& scheduler;
+  int next = 0;
+  int created = 0;
+  int failed = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+  asio::awaitable<void> ensure_namespace() {
+    kube::HttpRequest req;
+    req.verb = http::verb::post;
+    req.target = "/api/v1/namespaces";
+    req.body = R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":)";
+    kube::append_json_string(req.body, o.ns);
+    req.body += "}}";
+    auto r = co_await t.request(std::move(req));
+    if (!r || (r->status != 201 && r->status != 409)) {
+      std::cerr << "bench-ceiling: cannot create namespace " << o.ns << ": "
+                << (r ? std::to_string(r->status) + " " + r->body : r.error().message) << "\n";
+      std::exit(1);
+    }
+  }
+
+  asio::awaitable<void> worker() {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    while (next < o.count) {
+      int i = next++;
+      if (o.rate > 0) {
+        timer.expires_at(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     std::chrono::duration<double>(i / o.rate)));
+        co_await timer.async_wait(asio::use_awaitable);
+      }
+      bool ok = false;
+      std::string why;
+      for (int attempt = 0; attempt < 3 && !ok; ++attempt) {
+        kube::HttpRequest req;
+        req.verb = http::verb::post;
+        req.target = "/api/v1/namespaces/" + o.ns + "/pods";
+        req.body = pod_body(o, scheduler, i);
+        auto r = co_await t.request(std::move(req));
+        // 409 on a retry: the first attempt got through after all.
+        ok = r && (r->status == 201 || (attempt > 0 && r->status == 409));
+        if (!ok) why = r ? std::to_string(r->status) + " " + r->body.substr(0, 200) : r.error().message;
+      }
+      if (ok) ++created;
+      else {
+        ++failed;
+        std::cerr << "bench-ceiling: create pod " << i << " failed: " << why << "\n";
+      }
+    }
+  }
+};
+
+int run_create(const Common& c, const CreateOptions& o) {
+  asio::io_context io(1);
+  auto t = make_transport(io, c, o.parallel);
+  Creator cr{*t, o, c.scheduler_name};
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        co_await cr.ensure_namespace();
+        cr.start = std::chrono::steady_clock::now();
+        for (int w = 0; w < o.parallel; ++w) asio::co_spawn(io, cr.worker(), asio::detached);
+      },
+      asio::detached);
+  io.run();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - cr.start).count();
+  std::printf("created %d failed %d seconds %.3f pods_per_s %.1f\n", cr.created, cr.failed, secs,
+              secs > 0 ? cr.created / secs : 0.0);
+  return cr.failed ? 1 : 0;
+}
+
+// ---------------------------------------------------------------- watch
+
+struct Recorder : kube::Handler<kube::Pod> {
+  std::FILE* out;
+  bool synced = false;
+
+  void line(const char* kind, const kube::Pod& p, const char* extra = nullptr) {
+    if (extra)
+      std::fprintf(out, "%s %s/%s %lld %s\n", kind, p.ns.c_str(), p.name.c_str(), (long long)now_ns(), extra);
+    else
+      std::fprintf(out, "%s %s/%s %lld\n", kind, p.ns.c_str(), p.name.c_str(), (long long)now_ns());
+    std::fflush(out);
+  }
+  void on_add(const kube::Pod& p) override {
+    line("seen", p);
+    if (!p.node_name.empty()) line("bound", p, p.node_name.c_str());
+  }
+  void on_update(const kube::Pod& old, const kube::Pod& now) override {
+    if (old.node_name.empty() && !now.node_name.empty()) line("bound", now, now.node_name.c_str());
+  }
+  void on_delete(const kube::Pod&) override {}
+  void on_synced() override {
+    if (synced) return;
+    synced = true;
+    std::fprintf(out, "synced %lld\n", (long long)now_ns());
+    std::fflush(out);
+  }
+};
+
+int run_watch(const Common& c, const std::string& out_path) {
+  std::FILE* out = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "w");
+  if (!out) {
+    std::perror(out_path.c_str());
+    return 1;
+  }
+  asio::io_context io(1);
+  auto t = make_transport(io, c, 4);
+  kube::Api api(*t);
+  Recorder rec;
+  rec.out = out;
+  PodInformer informer(api, "spec.schedulerName=" + c.scheduler_name, rec);
+  asio::co_spawn(io, informer.run(), asio::detached);
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](auto, int) {
+    informer.stop();
+    io.stop();
+  });
+  io.run();
+  std::fflush(out);
+  std::fprintf(stderr, "watch: %s\n", informer.stats().c_str());
+  // Frames still parked in io reference the informer and the transport:
+  // leave without unwinding them.
+  std::_Exit(0);
+}
+
+// ---------------------------------------------------------------- bind
+
+struct Binder : kube::Handler<kube::Pod> {
+  struct Item {
+    std::string ns, name, uid;
+    int attempts = 0;
+  };
+  kube::Api& api;
+  asio::any_io_executor ex;
+  std::vector<std::string> nodes;
+  int parallelism = 16;
+  std::deque<Item> pending;
+  int workers = 0;
+  std::size_t rr = 0;
+  std::uint64_t bound = 0, conflicts = 0, errors = 0;
+
+  Binder(kube::Api& a, asio::any_io_executor e) : api(a), ex(std::move(e)) {}
+
+  void take(const kube::Pod& p) {
+    if (!p.node_name.empty() || p.deleting) return;
+    pending.push_back({p.ns, p.name, p.uid});
+    if (workers < parallelism) {
+      ++workers;
+      asio::co_spawn(ex, worker(), asio::detached);
+    }
+  }
+  // One of at most `parallelism` loops, each with one POST in flight.
+  asio::awaitable<void> worker() {
+    while (!pending.empty()) {
+      Item it = std::move(pending.front());
+      pending.pop_front();
+      const std::string& node = nodes[rr++ % nodes.size()];
+      auto r = co_await api.bind(it.ns, it.name, it.uid, node);
+      if (r) ++bound;
+      else if (r.error().is_conflict()) ++conflicts;
+      else {
+        ++errors;
+        TS_ERROR("Binding failed", {"pod", it.ns + "/" + it.name}, {"err", r.error().message});
+        // Not a decision to undo: just try again, a few times.
+        if (++it.attempts < 5 && !r.error().is_not_found()) pending.push_back(std::move(it));
+      }
+    }
+    --workers;
+  }
+  void on_add(const kube::Pod& p) override { take(p); }
+  void on_update(const kube::Pod& old, const kube::Pod& now) override {
+    (void)old;
+    (void)now;  // a pod already queued: nothing new to do
+  }
+  void on_delete(const kube::Pod&) override {}
+};
+
+int run_bind(const Common& c, int parallelism) {
+  asio::io_context io(1);
+  auto t = make_transport(io, c, parallelism + 4);
+  kube::Api api(*t);
+  Binder b(api, io.get_executor());
+  b.parallelism = parallelism;
+  // Pending pods of this scheduler only, as kube-scheduler selects them.
+  PodInformer informer(api, "spec.schedulerName=" + c.scheduler_name + ",spec.nodeName=", b);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        // A named argument: GCC 12 frees a braced temporary passed to a
+        // coroutine twice (seen as free(): invalid pointer in ~ListOptions).
+        kube::ListOptions everything;
+        auto nodes = co_await api.list_nodes(std::move(everything));
+        if (!nodes || nodes->items.empty()) {
+          std::cerr << "bench-ceiling: no nodes to bind to"
+                    << (nodes ? std::string() : ": " + nodes.error().message) << "\n";
+          std::exit(1);
+        }
+        for (auto& n : nodes->items) b.nodes.push_back(std::move(n.name));
+        TS_LOG(0, "Bind ceiling started", {"nodes", b.nodes.size()}, {"parallelism", parallelism},
+               {"schedulerName", c.scheduler_name});
+        co_await informer.run();
+      },
+      asio::detached);
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](auto, int) {
+    informer.stop();
+    io.stop();
+  });
+  io.run();
+  std::fprintf(stderr, "watch: %s\n", informer.stats().c_str());
+  std::printf("bound %llu conflicts %llu errors %llu pending %zu\n", (unsigned long long)b.bound,
+              (unsigned long long)b.conflicts, (unsigned long long)b.errors, b.pending.size());
+  std::fflush(stdout);
+  std::_Exit(0);  // as in run_watch: binds may still be parked in io
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench-ceiling: pod creator, bind watcher and bind ceiling for ./dev bench"};
+  app.require_subcommand(1);
+  Common c;
+  auto common = [&](CLI::App* sub) {
+    sub->add_option("--kubeconfig", c.kubeconfig, "kubeconfig of the cluster")->required();
+    sub->add_option("--scheduler-name", c.scheduler_name, "spec.schedulerName of the pods")->required();
+    sub->add_option("-v,--v", c.verbosity, "log verbosity");
+  };
+
+  CreateOptions co;
+  auto* create = app.add_subcommand("create", "create pending pods");
+  common(create);
+  create->add_option("--namespace", co.ns, "namespace (created if missing)")->required();
+  create->add_option("--count", co.count, "number of pods")->required();
+  create->add_option("--parallel", co.parallel, "POSTs in flight");
+  create->add_option("--rate", co.rate, "pods per second (0: as fast as possible)");
+  create->add_option("--prefix", co.prefix, "pod name prefix");
+
+  std::string out_path = "-";
+  auto* watch = app.add_subcommand("watch", "record when pods are seen and seen bound");
+  common(watch);
+  watch->add_option("--out", out_path, "output file ('-': stdout)");
+
+  int parallelism = 16;
+  auto* bind = app.add_subcommand("bind", "the bind ceiling: bind round-robin, no decisions");
+  common(bind);
+  bind->add_option("--parallelism", parallelism, "bindings in flight");
+
+  CLI11_PARSE(app, argc, argv);
+  log::set_verbosity(c.verbosity);
+  if (*create) return run_create(c, co);
+  if (*watch) return run_watch(c, out_path);
+  return run_bind(c, parallelism);
+}
