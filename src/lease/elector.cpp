@@ -41,14 +41,20 @@ void LeaseState::observe(const kube::Lease& current, steady::time_point now) {
   observed_ = current;
 }
 
-bool LeaseState::may_take(steady::time_point now) const {
-  if (!observed_at_) return false;
-  if (observed_.holder_identity.empty() || observed_.holder_identity == identity_) return true;
+std::optional<steady::time_point> LeaseState::expires_at() const {
+  if (!observed_at_ || observed_.holder_identity.empty() || observed_.holder_identity == identity_)
+    return std::nullopt;
   // The record's own duration, as client-go uses it: a releasing leader
   // writes 1 s so that others need not wait a whole lease.
   auto duration = std::chrono::seconds(observed_.lease_duration_seconds.value_or(
       static_cast<std::int32_t>(std::chrono::duration_cast<std::chrono::seconds>(lease_duration_).count())));
-  return *observed_at_ + duration <= now;
+  return *observed_at_ + duration;
+}
+
+bool LeaseState::may_take(steady::time_point now) const {
+  if (!observed_at_) return false;
+  if (observed_.holder_identity.empty() || observed_.holder_identity == identity_) return true;
+  return *expires_at() <= now;
 }
 
 kube::Lease LeaseState::next(const kube::Lease& current, wall::time_point now) const {
@@ -155,9 +161,16 @@ asio::awaitable<void> Elector::watch_for_release(std::string rv) {
       bool wake = false;
       while (framer.next_line(line)) {
         auto ev = decoder.lease_event(line);
-        if (ev && (ev->type == kube::EventType::modified || ev->type == kube::EventType::deleted) &&
-            (ev->object.holder_identity.empty() || ev->type == kube::EventType::deleted))
+        if (!ev) continue;
+        if (ev->type == kube::EventType::added || ev->type == kube::EventType::modified) {
+          // Every renew seen as it happens: the lease's expiry on our clock
+          // is exact, not late by up to a retry period.
+          state_.observe(ev->object, steady::now());
+          last_ = ev->object;
+          if (ev->object.holder_identity.empty()) wake = true;
+        } else if (ev->type == kube::EventType::deleted) {
           wake = true;
+        }
       }
       if (wake && timer_) timer_->cancel();  // try now
       if (framer.done()) break;  // the server ended this watch; the next failed try opens another
@@ -193,6 +206,13 @@ asio::awaitable<bool> Elector::run(std::function<void()> on_leading) {
       asio::co_spawn(co_await asio::this_coro::executor, watch_for_release(last_->resource_version), asio::detached);
     std::uniform_real_distribution<double> jitter(0, 1.2);
     auto wait = opts_.retry_period + milliseconds(static_cast<std::int64_t>(opts_.retry_period.count() * jitter(rng_)));
+    // Try again just after the holder's lease runs out on our clock, if that
+    // comes first: a forced handover takes a lease duration, not a lease
+    // duration plus up to two retry periods.
+    if (auto expiry = state_.expires_at()) {
+      auto until = std::chrono::duration_cast<milliseconds>(*expiry - steady::now()) + milliseconds(20);
+      if (until > milliseconds(0) && until < wait) wait = until;
+    }
     co_await sleep(wait);
   }
   stats_.leading = true;

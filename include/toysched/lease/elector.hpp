@@ -49,6 +49,8 @@ class LeaseState {
   void observe(const kube::Lease& current, steady::time_point now);
   // May we write ourselves in as holder now?
   bool may_take(steady::time_point now) const;
+  // When another holder's lease runs out on our clock, if it is held.
+  std::optional<steady::time_point> expires_at() const;
   // The record to write: a renew if we hold it, else a takeover.
   kube::Lease next(const kube::Lease& current, wall::time_point now) const;
   // The record that hands the lease back (SIGTERM).
