@@ -1,0 +1,105 @@
+"""Checks a drill's --json output: the invariants, and that every number the
+drill reports is present and plausible. Usage: check_json.py DRILL FILE.
+Prints one line per check; exit 1 on the first that fails."""
+import json
+import sys
+
+
+def need(cond, what):
+    if not cond:
+        print("FAIL: " + what)
+        sys.exit(1)
+    print("ok: " + what)
+
+
+def common(r, drill):
+    need(r["drill"] == drill, "the JSON is drill %s's" % drill)
+    need(r["ok"] is True and r["exit_code"] == 0 and r["error"] is None,
+         "the drill passed (exit %s, error %s)" % (r["exit_code"], r["error"]))
+    need(r["checks"] and all(c["ok"] for c in r["checks"]), "every invariant held: %d checks" % len(r["checks"]))
+    need(0 < r["duration_s"] < 120, "it took %.1f s (< 2 min)" % r["duration_s"])
+
+
+def race(r):
+    n = r["pods"]
+    b = r["binds"]
+    c = r["conflicts"]
+    need(n == 20, "20 pods")
+    need(sum(r["placement"].values()) == n and len(r["placement"]) >= 2,
+         "placement covers every pod: %s" % r["placement"])
+    need(b["toy-scheduler"] + b["kube-scheduler"] == n, "binds add up: %s" % b)
+    for side in ("toy-scheduler", "kube-scheduler"):
+        x = c[side]
+        need(isinstance(x["lines"], int) and isinstance(x["pods"], int) and x["lines"] >= x["pods"] >= 0,
+             "%s conflicts counted: %d lines, %d pods" % (side, x["lines"], x["pods"]))
+    # A side loses only pods the other side bound.
+    need(c["toy-scheduler"]["pods"] <= b["kube-scheduler"], "our lost races <= their binds")
+    need(c["kube-scheduler"]["pods"] <= b["toy-scheduler"], "their lost races <= our binds")
+    need(c["kube-scheduler"]["events"] == c["kube-scheduler"]["pods"],
+         "their events say what their log says: %d" % c["kube-scheduler"]["events"])
+    need(r["win_ratio"] == "%d:%d" % (b["toy-scheduler"], b["kube-scheduler"]), "win ratio " + r["win_ratio"])
+    need(r["nodename_hostip_mismatches"] == [] and r["bound_by_both"] == [] and r["overcommitted_nodes"] == [],
+         "no nodeName/hostIP mismatch, none bound by both, no over-commit")
+
+
+def recovery(r):
+    n = r["pods"]
+    need(n == 30, "30 pods")
+    need(r["dump_tasks"] > 0 and sum(r["await_points"].values()) == r["dump_tasks"],
+         "the dump's tasks, by await point: %s" % r["await_points"])
+    need(r["await_points"].get("watch.read", 0) >= 2, "both watches parked at watch.read")
+    need(r["unbound_after_kill"] > 0, "%d pods left unbound" % r["unbound_after_kill"])
+    need(r["binds_logged_before_kill"] + r["bound_by_requests_in_flight"] + r["unbound_after_kill"] == n,
+         "before + in flight + unbound = %d" % n)
+    need(r["bound_after_restart"] == r["unbound_after_kill"], "the restart bound exactly the unbound")
+    need(r["catch_up_ms"] is not None and 0 < r["catch_up_ms"] < 60000, "catch-up %s ms" % r["catch_up_ms"])
+    need(r["bound_twice"] == [] and r["conflicts_after_restart"] == 0, "none bound twice")
+    if r["killed_by"].startswith("--crash-at=bind.post"):
+        need(r["dump_first_line"].startswith("crash-at: bind.post"), "the dump names the crash point")
+        need(r["binds_logged_before_kill"] == 0 and r["await_points"].get("bind.post", 0) >= 1,
+             "died with binds decided, none posted")
+    else:
+        need(r["dump_first_line"] == "SIGQUIT: quit" and r["binds_logged_before_kill"] >= 3,
+             "SIGQUIT after %d binds" % r["binds_logged_before_kill"])
+
+
+def handover(r):
+    g, f = r["graceful"], r["forced"]
+    lease, retry = r["lease_duration_s"], r["retry_period_s"]
+    need(g["holder_before"] != g["holder_after"] and g["holder_after"], "graceful: a new holder")
+    need(g["transitions_after"] == g["transitions_before"] + 1, "graceful: transitions +1")
+    need(0 <= g["handover_ms"] <= 2000 and g["old_leader_exit_code"] == 0,
+         "graceful in %d ms, old leader exit 0" % g["handover_ms"])
+    need(f["holder_before"] == g["holder_after"] and f["holder_after"] == g["holder_before"],
+         "forced: back to the first holder")
+    need(f["transitions_after"] == f["transitions_before"] + 1 == g["transitions_after"] + 1, "forced: transitions +1")
+    need((lease - retry - 1) * 1000 <= f["handover_ms"] <= (lease + 1.2 * retry + 2) * 1000,
+         "forced in %d ms (lease %gs)" % (f["handover_ms"], lease))
+    p = r["gap_pending_ms"]
+    need(p and r["gap_pods"] == 5 and 1000 <= p["min"] <= p["max"] <= f["handover_ms"] + 5000,
+         "gap pods pending %s ms" % p)
+
+
+def double_decision(r):
+    n = r["pods_per_burst"]
+    need(n == r["capacity_pods"] == 24, "24 pods fill 3 nodes x 4 CPU at 500m")
+    for side in ("without_le", "with_le"):
+        s = r[side]
+        need(sum(s["binds_by_replica"].values()) == s["bound"] and s["bound"] + s["pending"] == n,
+             "%s: binds by replica add up to %d bound, %d pending" % (side, s["bound"], s["pending"]))
+        need(s["bound_twice"] == [], side + ": no pod bound twice")
+        need(sum(x["pods"] for x in s["nodes"].values()) == s["bound"], side + ": per-node pods add up")
+    le = r["with_le"]
+    need(le["bound"] == n and le["overcommitted_nodes"] == [] and min(le["binds_by_replica"].values()) == 0,
+         "with LE: all %d bound by one replica, none over-committed" % n)
+    need(1 <= r["rounds_without_le"] <= 5, "%d rounds without LE, %d over-committed" % (
+        r["rounds_without_le"], r["rounds_overcommitted_without_le"]))
+    over = r["without_le"]["overcommitted_nodes"]
+    print("note: without LE, over-committed: %s" % (", ".join(over) or "none in this run"))
+
+
+if __name__ == "__main__":
+    drill, path = sys.argv[1], sys.argv[2]
+    r = json.load(open(path))
+    common(r, drill)
+    {"race": race, "recovery": recovery, "handover": handover, "double-decision": double_decision}[drill](r)
