@@ -110,6 +110,7 @@ Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opt
       search_{opts_.percentage_of_nodes_to_score, 0},
       pod_events_(std::make_unique<PodEvents>(*this)),
       node_events_(std::make_unique<NodeEvents>(*this)) {
+  events_.set_busy([this] { return stats_.binds_in_flight > 0 || queue_.active_size() > 0; });
   // All non-terminal pods: bound ones count against their nodes; a pod that
   // finishes leaves the selector and arrives as a delete, freeing its room.
   kube::ListOptions pod_opts;
