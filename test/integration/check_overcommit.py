@@ -9,45 +9,14 @@ purpose: the check must not share the bugs it looks for. Exit 1 and a line
 per over-committed node when it finds one.
 """
 import json
-import re
+import os
 import sys
 from collections import defaultdict
 from fractions import Fraction
 
-SUFFIX = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": Fraction(1),
-          "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
-          "P": Fraction(10**15), "E": Fraction(10**18), "Ki": Fraction(2**10), "Mi": Fraction(2**20),
-          "Gi": Fraction(2**30), "Ti": Fraction(2**40), "Pi": Fraction(2**50), "Ei": Fraction(2**60)}
-
-
-def quantity(s):
-    m = re.fullmatch(r"([+-]?[0-9.]+)(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)", str(s))
-    if not m:
-        raise ValueError("bad quantity %r" % s)
-    value = Fraction(m.group(1))
-    if m.group(2):
-        return value * Fraction(10) ** int(m.group(2))
-    return value * SUFFIX[m.group(3) or ""]
-
-
-def container_requests(c):
-    res = c.get("resources", {})
-    out = {k: quantity(v) for k, v in res.get("limits", {}).items()}
-    out.update({k: quantity(v) for k, v in res.get("requests", {}).items()})
-    return out
-
-
-def pod_requests(spec):
-    total = defaultdict(Fraction)
-    for c in spec.get("containers", []):
-        for k, v in container_requests(c).items():
-            total[k] += v
-    for c in spec.get("initContainers", []):
-        for k, v in container_requests(c).items():
-            total[k] = max(total[k], v)
-    for k, v in spec.get("overhead", {}).items():
-        total[k] += quantity(v)
-    return total
+# The quantity and request rules live with the drills, which check the same.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "drills"))
+from resources import pod_requests, quantity  # noqa: E402
 
 
 def main(nodes_path, pods_path):
