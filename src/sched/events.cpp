@@ -18,9 +18,10 @@ namespace {
 // A burst of 10 000 pods queues 10 000 Scheduled events (~5 MB): keep them
 // all rather than drop what `kubectl describe` would show.
 constexpr std::size_t kMaxQueued = 20000;
-// Events are worth less than binds: while binds are waiting, one event at a
-// time; when the scheduler is idle, several.
-constexpr int kMaxInFlightBusy = 1;
+// Events are worth less than binds: while binds are waiting, none is posted
+// unless the oldest has waited kMaxDelay (then one at a time, so a scheduler
+// that is never idle still reports); when it is idle, several at once.
+constexpr auto kMaxDelay = 5s;
 constexpr int kMaxInFlightIdle = 8;
 constexpr auto kRepeatAfter = 10min;
 }  // namespace
@@ -42,6 +43,7 @@ EventRecorder::EventRecorder(kube::Api& api, std::string controller, std::string
 
 void EventRecorder::push(Item item) {
   if (stopping_) return;
+  item.queued = std::chrono::steady_clock::now();
   if (queue_.size() >= kMaxQueued) {
     queue_.pop_front();
     ++dropped_;
@@ -98,7 +100,9 @@ asio::awaitable<void> EventRecorder::run() {
   trace::TaskScope task("events");
   auto ex = co_await asio::this_coro::executor;
   while (!stopping_ || !queue_.empty()) {
-    const int limit = busy_ && busy_() ? kMaxInFlightBusy : kMaxInFlightIdle;
+    const bool busy = busy_ && busy_() && !stopping_;
+    const bool overdue = !queue_.empty() && std::chrono::steady_clock::now() - queue_.front().queued >= kMaxDelay;
+    const int limit = !busy ? kMaxInFlightIdle : overdue ? 1 : 0;
     while (!queue_.empty() && in_flight_ < limit) {
       Item item = std::move(queue_.front());
       queue_.pop_front();
@@ -109,7 +113,9 @@ asio::awaitable<void> EventRecorder::run() {
       });
     }
     if (stopping_ && queue_.empty()) break;
-    wake_ = std::make_unique<asio::steady_timer>(ex, 1h);
+    // Busy with events held back: look again soon (the binds end without
+    // telling us); otherwise sleep until something is queued or posted.
+    wake_ = std::make_unique<asio::steady_timer>(ex, busy && !queue_.empty() ? 100ms : 1h);
     co_await trace::traced(task, trace::points::events_wait, wake_->async_wait(asio::as_tuple(asio::use_awaitable)));
     wake_.reset();
   }

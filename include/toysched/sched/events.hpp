@@ -6,11 +6,11 @@
 // Posting is off the scheduling path: record() only queues. One task
 // (`events`) drains the queue on a client of its own, so events never eat
 // the binds' rate limit (kube-scheduler does the same). Binds come first:
-// while the scheduler has binds waiting or in flight, one event request at a
-// time, eight when it is idle. On a saturated API server an event costs
-// about what a bind does; the benchmark showed them taking a sixth of its
-// capacity in a burst. So in a burst, events trail the binds and catch up
-// after. Coalesced: the same FailedScheduling message for the same pod is
+// while the scheduler has pods to decide or binds in flight, events wait
+// (at most 5 s; older ones go out one at a time), eight at once when it is
+// idle. On a saturated API server an event costs about what a bind does;
+// the benchmark showed them taking a sixth of its capacity in a burst. So
+// in a burst, events trail the binds and catch up right after. Coalesced: the same FailedScheduling message for the same pod is
 // not sent again within 10 minutes, nor is an unchanged condition patched
 // again; beyond 20 000 queued, the oldest are dropped.
 #pragma once
@@ -50,6 +50,7 @@ class EventRecorder {
     kube::Api::Event event;
     std::string pod_ns, pod_name;
     std::string condition_patch;  // empty: no status patch
+    std::chrono::steady_clock::time_point queued;
   };
   void push(Item item);
   boost::asio::awaitable<void> post(Item item);

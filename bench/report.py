@@ -1,0 +1,244 @@
+"""The benchmark's report: medians, the RESULTS.md section, the plot.
+Split from run.py, which measures; this only formats what it measured."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+from common import KUBECTL, LABELS, PARALLELISM, ROOT, SECTION_BEGIN, SECTION_END, TOY, VERBOSITY, log
+
+
+def median(rs: list[dict], key: str) -> float | None:
+    xs = [r[key] for r in rs if r.get(key) is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, nd=0, unit="") -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:,.{nd}f}{unit}"
+
+
+def ratio(a, b, nd=2) -> str:
+    if a is None or b is None or b == 0:
+        return "n/a"
+    return f"{a / b:.{nd}f}×"
+
+
+def machine() -> dict:
+    cpu = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem = "unknown"
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal"):
+            mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    def out(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=20).stdout.strip()
+        except OSError:
+            return ""
+    commit = out(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"])
+    if out(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"]):
+        commit += " (with uncommitted changes)"
+    kv = out([str(KUBECTL), "version", "--client", "-o", "json"])
+    try:
+        kv = json.loads(kv)["clientVersion"]["gitVersion"]
+    except (ValueError, KeyError):
+        kv = "unknown"
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "memory": mem,
+        "kernel": platform.release(),
+        "loadavg": Path("/proc/loadavg").read_text().split()[:3],
+        "toy_version": out([str(TOY), "--version"]),
+        "commit": commit,
+        "kubernetes": kv,
+        "compiler": out(["c++", "--version"]).splitlines()[0] if out(["c++", "--version"]) else "",
+    }
+
+
+def summarize(results: list[dict], node_counts: list[int], contenders: list[str]) -> dict:
+    summary = {}
+    for n in node_counts:
+        summary[n] = {}
+        for c in contenders:
+            rs = [r for r in results if r["nodes"] == n and r["contender"] == c and "error" not in r]
+            keys = ["pods_per_s", "perf_avg_pods_per_s", "cpu_s_per_1000", "peak_rss_mib", "latency_p50_ms",
+                    "latency_p99_ms", "lab_cpu_s_per_1000", "create_s", "create_pods_per_s", "drain_s",
+                    "first_bind_after_start_s", "lab_ready_s"]
+            summary[n][c] = {k: median(rs, k) for k in keys}
+            summary[n][c]["runs"] = len(rs)
+            summary[n][c]["complete"] = all(r.get("complete") for r in rs) and bool(rs)
+    return summary
+
+
+def render(results, summary, node_counts, contenders, info, args, wall_s, pods_for) -> str:
+    L = []
+    w = L.append
+    w(SECTION_BEGIN)
+    w("## Scheduling: toy-scheduler, kube-scheduler and the bind ceiling")
+    w("")
+    w(f"- Date: {info['date']}; whole run {wall_s / 60:.1f} min (wall).")
+    w(f"- Command: `{info['command']}`")
+    w(f"- Machine: {info['nproc']} CPUs ({info['cpu']}), {info['memory']} RAM, Linux {info['kernel']}. "
+      "The lab (etcd + kube-apiserver), the contender, the watcher and the pod creator share these CPUs; "
+      f"load average when the run began: {' '.join(info['loadavg'])}.")
+    w(f"- Versions: {info['toy_version']} at commit {info['commit']}; kube-scheduler, kube-apiserver and "
+      f"kubectl {info['kubernetes']} (kube-lab); {info['compiler']}.")
+    w(f"- Settings: client rate limits off for every contender (toy-scheduler `--kube-api-qps -1`, kube-scheduler "
+      f"`--qps -1` = QPS 1e6 / burst 2e6, the ceiling and the helpers unlimited); {PARALLELISM} bindings in flight "
+      f"(toy `--bind-parallelism {PARALLELISM}`, ceiling `--parallelism {PARALLELISM}`; kube-scheduler binds "
+      f"asynchronously without a fixed cap); both schedulers at `-v={VERBOSITY}` (one log line per bound pod), "
+      "logging to a file; kube-scheduler with its default profile and percentageOfNodesToScore (adaptive).")
+    w("")
+    w("### How it is measured")
+    w("")
+    w("- Workload as scheduler_perf SchedulingBasic: fake nodes 4 CPU / 32Gi / 110 pods (Ready, no kubelet: "
+      "bound pods stay Pending and nothing else writes to them); measured pods of one pause container with "
+      "requests = limits = 100m / 500Mi.")
+    w("- Each contender, each run, gets a fresh lab (new kube-lab process, empty etcd) and its own "
+      "schedulerName (`bench-<contender>-<run>`), so nothing left by one contender weighs on the next.")
+    w("- The measured pods are created before the contender starts (pending, 32 POSTs in flight, C++ client), "
+      "as scheduler_perf does: the scheduler only drains. Their creation time is shown but not measured.")
+    w("- A watcher (`bench-ceiling watch`: C++, the project's client, list+watch on the schedulerName) has listed "
+      "them before the contender starts and stamps each pod when it sees `spec.nodeName` set. It re-watches as "
+      "soon as the server ends a watch response, as the scheduler's own reflector does (kube-apiserver ends a "
+      "watcher it finds slow with the final chunk but keeps the connection for its 90 s idle timeout).")
+    w("- **pods/s first→last** = (pods − 1) / (last bind seen − first bind seen). **pods/s per-second avg** = "
+      "scheduler_perf's SchedulingThroughput Average replayed from the same stamps (1 s samples from the "
+      "contender's start, first non-empty sample skipped, empty seconds folded into the next; in brackets, how "
+      "many samples; n/a when the drain is too short to give one).")
+    w("- **CPU s / 1000 pods** = the contender process's utime+stime (/proc/PID/stat) from its start until the "
+      "watcher has seen the last measured pod bound, start-up and initial lists included, divided by thousands "
+      "of pods. **Peak RSS** = VmHWM at the same moment. **apiserver CPU** = the lab process (etcd + "
+      "kube-apiserver) over the same span, per 1000 pods: the server-side cost of the contender's traffic.")
+    w(f"- **Latency** (second phase, contender still running, {args.latency_rate:g} pods/s for "
+      f"{args.latency_seconds:g} s created at a steady rate into another namespace) = bound seen on the watch − "
+      "created seen on the watch, per pod; p50 and p99 (nearest rank). It includes the watch delivery to the "
+      "contender and back to the watcher, not the POST of the pod.")
+    w(f"- Medians over {args.runs} run(s); ratios are of the medians. The ceiling posts bindings round-robin "
+      "over the nodes with no filtering, scoring, events or status patches: the fastest this API server takes "
+      "bindings from one client on this machine.")
+    for n in node_counts:
+        w("")
+        w(f"### {n:,} nodes, {pods_for(n):,} pods")
+        w("")
+        w("| contender | pods/s first→last | pods/s per-second avg | CPU s / 1000 pods | peak RSS | "
+          "latency p50 | latency p99 | apiserver CPU s / 1000 pods | runs |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for c in contenders:
+            s = summary[n][c]
+            samples = [r.get("perf_samples", 0) for r in results if r["nodes"] == n and r["contender"] == c]
+            incomplete = "" if s["complete"] else " (incomplete)"
+            w(f"| {LABELS[c]}{incomplete} | {fmt(s['pods_per_s'])} | {fmt(s['perf_avg_pods_per_s'])} "
+              f"[{','.join(map(str, samples))}] | {fmt(s['cpu_s_per_1000'], 3)} | {fmt(s['peak_rss_mib'], 0, ' MiB')} | "
+              f"{fmt(s['latency_p50_ms'], 1, ' ms')} | {fmt(s['latency_p99_ms'], 1, ' ms')} | "
+              f"{fmt(s['lab_cpu_s_per_1000'], 2)} | {s['runs']} |")
+        t = summary[n].get("toy")
+        if t:
+            for other in ("kube-scheduler", "ceiling"):
+                o = summary[n].get(other)
+                if not o:
+                    continue
+                parts = [f"pods/s first→last {ratio(t['pods_per_s'], o['pods_per_s'])}",
+                         f"per-second avg {ratio(t['perf_avg_pods_per_s'], o['perf_avg_pods_per_s'])}"]
+                if other == "kube-scheduler":
+                    parts += [f"CPU/1000 pods {ratio(t['cpu_s_per_1000'], o['cpu_s_per_1000'])}",
+                              f"peak RSS {ratio(t['peak_rss_mib'], o['peak_rss_mib'])}"]
+                parts += [f"latency p50 {ratio(t['latency_p50_ms'], o['latency_p50_ms'])}",
+                          f"p99 {ratio(t['latency_p99_ms'], o['latency_p99_ms'])}"]
+                w("")
+                w(f"toy-scheduler / {LABELS[other]}: " + "; ".join(parts) + ".")
+        cs = [summary[n][c]["create_pods_per_s"] for c in contenders if summary[n][c]["create_pods_per_s"]]
+        ls = [summary[n][c]["lab_ready_s"] for c in contenders if summary[n][c]["lab_ready_s"]]
+        w("")
+        w(f"Set-up, not measured: lab ready in {fmt(statistics.median(ls) if ls else None, 1, ' s')}; "
+          f"{pods_for(n):,} pods created at {fmt(statistics.median(cs) if cs else None, 0)} pods/s (median).")
+    w("")
+    w("### Every run")
+    w("")
+    w("| nodes | run | contender | bound | first bind after start | drain | pods/s | per-second avg | CPU s | "
+      "peak RSS | p50 | p99 | create | load avg 1 min |")
+    w("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        if "error" in r:
+            w(f"| {r['nodes']} | {r['run']} | {LABELS[r['contender']]} | failed: {r['error'][:120]} |"
+              " | | | | | | | | | |")
+            continue
+        w(f"| {r['nodes']} | {r['run']} | {LABELS[r['contender']]} | {r.get('bound', 0)}/{r['pods']} | "
+          f"{fmt(r.get('first_bind_after_start_s'), 2, ' s')} | {fmt(r.get('drain_s'), 2, ' s')} | "
+          f"{fmt(r.get('pods_per_s'))} | {fmt(r.get('perf_avg_pods_per_s'))} | {fmt(r.get('cpu_s'), 2)} | "
+          f"{fmt(r.get('peak_rss_mib'), 0, ' MiB')} | {fmt(r.get('latency_p50_ms'), 1, ' ms')} | "
+          f"{fmt(r.get('latency_p99_ms'), 1, ' ms')} | {fmt(r.get('create_s'), 1, ' s')} | "
+          f"{fmt(r.get('loadavg_1m'), 1)} |")
+    w("")
+    w("![pods/s against node count](throughput.png)")
+    w(SECTION_END)
+    return "\n".join(L) + "\n"
+
+
+def write_results_md(path: Path, section: str) -> None:
+    """Replace our section, keep everything else (the Decoding section and
+    whatever else lives there) byte for byte."""
+    old = path.read_text() if path.exists() else "# Benchmark results\n"
+    if SECTION_BEGIN in old and SECTION_END in old:
+        head, rest = old.split(SECTION_BEGIN, 1)
+        tail = rest.split(SECTION_END, 1)[1]
+        new = head + section.rstrip("\n") + tail
+    else:
+        new = old.rstrip("\n") + "\n\n" + section
+    path.write_text(new)
+
+
+def plot(out_dir: Path, work: Path, summary, node_counts, contenders) -> bool:
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        log("gnuplot is not installed: no plot (./dev bench installs gnuplot-nox)")
+        return False
+    dat = work / "throughput.dat"
+    with open(dat, "w") as f:
+        f.write("# nodes " + " ".join(contenders) + "\n")
+        for n in node_counts:
+            vals = [summary[n][c]["pods_per_s"] for c in contenders]
+            f.write(f"{n} " + " ".join("?" if v is None else f"{v:.1f}" for v in vals) + "\n")
+    styles = {"toy": "lc rgb '#1b9e77' pt 7", "kube-scheduler": "lc rgb '#d95f02' pt 5",
+              "ceiling": "lc rgb '#555555' dt 2 pt 9"}
+    lines = ", ".join(f"'{dat}' using 1:{i + 2} with linespoints lw 2 ps 1.5 {styles[c]} title '{LABELS[c]}'"
+                      for i, c in enumerate(contenders))
+    lo, hi = min(node_counts), max(node_counts)
+    script = f"""
+set terminal pngcairo size 900,560 font ',11'
+set output '{out_dir / "throughput.png"}'
+set datafile missing '?'
+set title 'Scheduling throughput on the lab (median pods/s, first bind to last)'
+set xlabel 'nodes'
+set ylabel 'pods/s'
+set logscale x
+set xrange [{lo / 1.6}:{hi * 1.6}]
+set xtics ({", ".join(str(n) for n in node_counts)})
+set yrange [0:*]
+set grid ytics
+set key outside right top
+plot {lines}
+"""
+    (work / "throughput.gp").write_text(script)
+    r = subprocess.run([gnuplot, str(work / "throughput.gp")], capture_output=True, text=True)
+    if r.returncode != 0:
+        log(f"gnuplot failed: {r.stderr.strip()}")
+        return False
+    return True
+
+
+# ------------------------------------------------------------------ main
