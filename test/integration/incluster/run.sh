@@ -143,11 +143,13 @@ kill -0 "${PID[$C]}" || fail "it exited without the leases permission"
 # One line, not one per retry period: repeats go to -v=4.
 n=$(grep -c '403.*leases' "$TEST_TMP/$C.log" || true)
 [ "$n" = 1 ] || fail "$n lines about the 403 in ~5 s, want one"
-# /readyz failing here is the lead's part of the acceptance: shown, not held.
-if command -v curl >/dev/null && curl -fsS -m 2 "http://127.0.0.1:${PORT[$C]}/healthz" >/dev/null 2>&1; then
-  echo "  /readyz without the Lease: HTTP $(curl -s -o /dev/null -w '%{http_code}' -m 2 "http://127.0.0.1:${PORT[$C]}/readyz")"
-fi
-pass "without the leases rule: one line naming the 403, no scheduling, still running"
+# Not ready (it cannot work with the Lease), but alive: no crash loop.
+code=$(curl -s -o "$TEST_TMP/readyz" -w '%{http_code}' -m 2 "http://127.0.0.1:${PORT[$C]}/readyz")
+[ "$code" = 500 ] || fail "/readyz without the Lease: HTTP $code, want 500"
+grep -q '^\[-\]leader-election-lease failed: .*403' "$TEST_TMP/readyz" || fail "/readyz does not say why: $(cat "$TEST_TMP/readyz")"
+curl -fsS -m 2 "http://127.0.0.1:${PORT[$C]}/livez" >/dev/null || fail "/livez fails without the Lease"
+echo "  /readyz: HTTP 500, $(grep -m1 '^\[-\]' "$TEST_TMP/readyz" | cut -c1-120)"
+pass "without the leases rule: one line naming the 403, /readyz 500, no scheduling, still running"
 k apply -f "$M/10-rbac.yaml" >/dev/null
 wait_until 30 "$C holds the Lease once the Role is back" '[ "$(holder)" = $C ]'
 wait_until 30 "the waiting pod bound" '[ "$(bound_count app=late)" = 1 ]'
