@@ -5,7 +5,7 @@
 //   create  POSTs N pods of the SchedulingBasic shape (one container,
 //           requests = limits = 100m / 500Mi) into a namespace, K in flight;
 //           with --rate, paced at R pods/s (the latency phase).
-//   watch   list+watch (PodInformer below) of the pods with one schedulerName; writes one line per
+//   watch   list+watch (the project's Reflector) of the pods with one schedulerName; writes one line per
 //           change to --out, flushed at once, with the wall clock in ns:
 //             synced <t>                     the first list is in
 //             seen <ns/name> <t>             pending pod first seen
@@ -39,9 +39,8 @@
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/config.hpp"
 #include "toysched/kube/objects.hpp"
-#include "toysched/kube/reflector.hpp"  // Store, Handler
+#include "toysched/kube/reflector.hpp"
 #include "toysched/kube/transport.hpp"
-#include "toysched/kube/watch_framer.hpp"
 #include "toysched/log/log.hpp"
 
 namespace asio = boost::asio;
@@ -84,126 +83,20 @@ std::unique_ptr<kube::Transport> make_transport(asio::io_context& io, const Comm
 
 // ---------------------------------------------------------------- list+watch
 
-// A list+watch of the pods matching a field selector, feeding a Store and a
-// Handler. Not the project's Reflector, on purpose: that one notices the end
-// of a watch response only at EOF, and when kube-apiserver drops a watcher
-// it thinks slow ("Forcing pods watcher close due to unresponsiveness") it
-// ends the response but keeps the keep-alive connection open until its 90 s
-// idle timeout: 90 s of events would reach the watcher late. This loop
-// re-watches as soon as the response is complete (framer.done()).
-struct PodInformer {
-  PodInformer(kube::Api& a, std::string selector, kube::Handler<kube::Pod>& h)
-      : api(a), field_selector(std::move(selector)), handler(h) {}
-  kube::Api& api;
-  std::string field_selector;
-  kube::Handler<kube::Pod>& handler;
-  kube::Store<kube::Pod> store;
-  kube::Decoder decoder;
-  std::string rv;
-  bool stopping = false;
-  std::unique_ptr<kube::Stream> stream;
-  std::uint64_t lists = 0, watches = 0, events = 0, ended_by_server = 0, failures = 0;
+// The pods with one schedulerName, through the scheduler's own Reflector
+// (it re-watches as soon as a watch response ends, so a watcher the API
+// server drops as slow does not see events late).
+kube::ListOptions pods_selected(std::string field_selector) {
+  kube::ListOptions lo;
+  lo.field_selector = std::move(field_selector);
+  return lo;
+}
 
-  asio::awaitable<void> pause(std::chrono::milliseconds d) {
-    asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(asio::use_awaitable);
-  }
-
-  asio::awaitable<void> run() {
-    bool need_list = true;
-    while (!stopping) {
-      if (need_list) {
-        ++lists;
-        kube::ListOptions lo;
-        lo.field_selector = field_selector;
-        auto r = co_await api.list_pods(std::move(lo));
-        if (!r) {
-          TS_ERROR("List failed", {"err", r.error().message});
-          co_await pause(500ms);
-          continue;
-        }
-        store.replace(std::move(r->items), handler);
-        rv = r->resource_version;
-        handler.on_synced();
-        need_list = false;
-      }
-      ++watches;
-      kube::WatchFramer framer;
-      std::string target = "/api/v1/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=600&resourceVersion=" +
-                           kube::url_encode(rv) + "&fieldSelector=" + kube::url_encode(field_selector);
-      auto opened = co_await api.transport().open_stream(target, framer);
-      if (!opened) {
-        ++failures;
-        TS_ERROR("Watch failed", {"err", opened.error().message});
-        co_await pause(200ms);
-        continue;
-      }
-      stream = std::move(*opened);
-      if (framer.status() != 200) {
-        ++failures;
-        need_list = framer.status() == 410;
-        TS_ERROR("Watch refused", {"status", framer.status()});
-        stream->close();
-        co_await pause(200ms);
-        continue;
-      }
-      std::string line;
-      for (;;) {
-        bool relist = false;
-        while (framer.next_line(line)) {
-          auto ev = decoder.pod_event(line);
-          if (!ev) {
-            relist = true;
-            break;
-          }
-          ++events;
-          switch (ev->type) {
-            case kube::EventType::added:
-            case kube::EventType::modified:
-              rv = ev->object.resource_version;
-              store.add_or_update(std::move(ev->object), handler);
-              break;
-            case kube::EventType::deleted:
-              rv = ev->object.resource_version;
-              store.remove(ev->object, handler);
-              break;
-            case kube::EventType::bookmark:
-              rv = ev->object.resource_version;
-              break;
-            case kube::EventType::error:
-              relist = true;
-              break;
-          }
-          if (relist) break;
-        }
-        if (relist) {
-          need_list = true;
-          break;
-        }
-        if (framer.done()) {  // the server ended the response: re-watch now
-          ++ended_by_server;
-          break;
-        }
-        auto more = co_await stream->read_into(framer, 150s);
-        if (!more || !*more) {
-          ++failures;
-          break;
-        }
-      }
-      if (stream) stream->close();
-      stream.reset();
-    }
-  }
-  void stop() {
-    stopping = true;
-    if (stream) stream->close();
-  }
-  std::string stats() const {
-    return "lists " + std::to_string(lists) + " watches " + std::to_string(watches) + " events " +
-           std::to_string(events) + " ended_by_server " + std::to_string(ended_by_server) + " failures " +
-           std::to_string(failures);
-  }
-};
+std::string watch_stats(const kube::ReflectorStats& st) {
+  return "lists " + std::to_string(st.lists) + " watches " + std::to_string(st.watches) + " events " +
+         std::to_string(st.events) + " ended_by_server " + std::to_string(st.rewatch_clean) + " failures " +
+         std::to_string(st.rewatch_error + st.relists_expired);
+}
 
 // ---------------------------------------------------------------- create
 
@@ -344,7 +237,7 @@ int run_watch(const Common& c, const std::string& out_path) {
   kube::Api api(*t);
   Recorder rec;
   rec.out = out;
-  PodInformer informer(api, "spec.schedulerName=" + c.scheduler_name, rec);
+  kube::Reflector<kube::Pod> informer(api, rec, pods_selected("spec.schedulerName=" + c.scheduler_name));
   asio::co_spawn(io, informer.run(), asio::detached);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](auto, int) {
@@ -353,7 +246,7 @@ int run_watch(const Common& c, const std::string& out_path) {
   });
   io.run();
   std::fflush(out);
-  std::fprintf(stderr, "watch: %s\n", informer.stats().c_str());
+  std::fprintf(stderr, "watch: %s\n", watch_stats(informer.stats()).c_str());
   // Frames still parked in io reference the informer and the transport:
   // leave without unwinding them.
   std::_Exit(0);
@@ -418,7 +311,7 @@ int run_bind(const Common& c, int parallelism) {
   Binder b(api, io.get_executor());
   b.parallelism = parallelism;
   // Pending pods of this scheduler only, as kube-scheduler selects them.
-  PodInformer informer(api, "spec.schedulerName=" + c.scheduler_name + ",spec.nodeName=", b);
+  kube::Reflector<kube::Pod> informer(api, b, pods_selected("spec.schedulerName=" + c.scheduler_name + ",spec.nodeName="));
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
@@ -443,7 +336,7 @@ int run_bind(const Common& c, int parallelism) {
     io.stop();
   });
   io.run();
-  std::fprintf(stderr, "watch: %s\n", informer.stats().c_str());
+  std::fprintf(stderr, "watch: %s\n", watch_stats(informer.stats()).c_str());
   std::printf("bound %llu conflicts %llu errors %llu pending %zu\n", (unsigned long long)b.bound,
               (unsigned long long)b.conflicts, (unsigned long long)b.errors, b.pending.size());
   std::fflush(stdout);
