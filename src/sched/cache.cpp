@@ -3,7 +3,7 @@
 namespace toysched::sched {
 
 NodeInfo& Cache::info_for(const std::string& node) {
-  auto& slot = nodes_[node];
+  auto& slot = nodes_[node].info;
   if (!slot) {
     slot = std::make_unique<NodeInfo>();
     slot->node.name = node;
@@ -16,20 +16,18 @@ void Cache::count(const kube::Pod& p) { info_for(p.node_name).add_pod(p); }
 void Cache::uncount(const kube::Pod& p) {
   auto it = nodes_.find(p.node_name);
   if (it == nodes_.end()) return;
-  it->second->remove_pod(p);
+  it->second.info->remove_pod(p);
   // A placeholder with no pods left is dropped.
-  if (!node_known_[p.node_name] && it->second->pod_count == 0) {
-    nodes_.erase(it);
-    node_known_.erase(p.node_name);
-  }
+  if (!it->second.known && it->second.info->pod_count == 0) nodes_.erase(it);
 }
 
 void Cache::add_node(const kube::Node& n) {
   auto& info = info_for(n.name);
   info.node = n;
   ++info.generation;
-  if (!node_known_[n.name]) list_dirty_ = true;
-  node_known_[n.name] = true;
+  auto& entry = nodes_[n.name];
+  if (!entry.known) list_dirty_ = true;
+  entry.known = true;
 }
 
 void Cache::update_node(const kube::Node& n) { add_node(n); }
@@ -37,12 +35,9 @@ void Cache::update_node(const kube::Node& n) { add_node(n); }
 void Cache::remove_node(const std::string& name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
-  node_known_[name] = false;
+  it->second.known = false;
   list_dirty_ = true;
-  if (it->second->pod_count == 0) {
-    nodes_.erase(it);
-    node_known_.erase(name);
-  }
+  if (it->second.info->pod_count == 0) nodes_.erase(it);
 }
 
 void Cache::add_pod(const kube::Pod& p) {
@@ -76,8 +71,8 @@ void Cache::remove_pod(const kube::Pod& p) {
 
 bool Cache::assume(const kube::Pod& p, const std::string& node) {
   if (pods_.count(p.uid)) return false;
-  auto known = node_known_.find(node);
-  if (known == node_known_.end() || !known->second) return false;
+  auto known = nodes_.find(node);
+  if (known == nodes_.end() || !known->second.known) return false;
   kube::Pod copy = p;
   copy.node_name = node;
   count(copy);
@@ -102,8 +97,8 @@ bool Cache::is_assumed(const std::string& uid) const {
 const std::vector<const NodeInfo*>& Cache::nodes() {
   if (list_dirty_) {
     list_.clear();
-    for (auto& [name, info] : nodes_)
-      if (node_known_[name]) list_.push_back(info.get());
+    for (auto& [name, entry] : nodes_)
+      if (entry.known) list_.push_back(entry.info.get());
     list_dirty_ = false;
   }
   return list_;
@@ -111,7 +106,7 @@ const std::vector<const NodeInfo*>& Cache::nodes() {
 
 const NodeInfo* Cache::node(const std::string& name) const {
   auto it = nodes_.find(name);
-  return it == nodes_.end() ? nullptr : it->second.get();
+  return it == nodes_.end() ? nullptr : it->second.info.get();
 }
 
 std::vector<Cache::AssumedPod> Cache::assumed() const {

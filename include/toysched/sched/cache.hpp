@@ -74,10 +74,14 @@ class Cache {
   void count(const kube::Pod& p);
   void uncount(const kube::Pod& p);
 
-  // Nodes that exist, and placeholders for nodes that pods name but that are
-  // not (yet, or no longer) known: their pods still count if the node comes back.
-  std::map<std::string, std::unique_ptr<NodeInfo>> nodes_;
-  std::map<std::string, bool> node_known_;
+  // Nodes that exist (known), and placeholders for nodes that pods name but
+  // that are not (yet, or no longer) known: their pods still count if the
+  // node comes back.
+  struct NodeEntry {
+    std::unique_ptr<NodeInfo> info;
+    bool known = false;
+  };
+  std::map<std::string, NodeEntry> nodes_;
   std::unordered_map<std::string, PodState> pods_;  // by UID
   std::size_t assumed_count_ = 0;
   std::vector<const NodeInfo*> list_;
