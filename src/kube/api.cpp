@@ -114,18 +114,20 @@ std::string pod_path(std::string_view ns, std::string_view name) {
   return "/api/v1/namespaces/" + url_encode(ns) + "/pods/" + url_encode(name);
 }
 std::string now_micro() { return format_micro_time(std::chrono::system_clock::now()); }
+// JSON text `prefix` (keys and punctuation), then `value` as a JSON string.
+void put(std::string& out, std::string_view prefix, std::string_view value) {
+  out += prefix;
+  append_json_string(out, value);
+}
 }  // namespace
 
 asio::awaitable<api_result<void>> Api::bind(std::string_view ns, std::string_view name, std::string_view uid,
                                             std::string_view node) {
-  std::string body = R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)";
-  append_json_string(body, name);
-  body += R"(,"namespace":)";
-  append_json_string(body, ns);
-  body += R"(,"uid":)";
-  append_json_string(body, uid);
-  body += R"(},"target":{"kind":"Node","name":)";
-  append_json_string(body, node);
+  std::string body = R"({"apiVersion":"v1","kind":"Binding","metadata":{)";
+  put(body, R"("name":)", name);
+  put(body, R"(,"namespace":)", ns);
+  put(body, R"(,"uid":)", uid);
+  put(body, R"(},"target":{"kind":"Node","name":)", node);
   body += "}}";
   HttpRequest req;
   req.verb = http::verb::post;
@@ -158,31 +160,25 @@ asio::awaitable<api_result<void>> Api::create_event(const Event& e) {
   std::string body;
   HttpRequest req;
   req.verb = http::verb::post;
+  // `"namespace":NS,"name":NAME,"uid":UID` of the pod, in both event APIs.
+  auto pod_ref = [&](std::string& out) {
+    put(out, R"(,"namespace":)", e.ns);
+    put(out, R"(,"name":)", e.pod_name);
+    put(out, R"(,"uid":)", e.pod_uid);
+  };
   if (!core_events_) {
-    body = R"({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":)";
-    append_json_string(body, name);
-    body += R"(,"namespace":)";
-    append_json_string(body, e.ns);
-    body += R"(},"eventTime":)";
-    append_json_string(body, now_micro());
-    body += R"(,"reportingController":)";
-    append_json_string(body, e.reporting_controller);
-    body += R"(,"reportingInstance":)";
-    append_json_string(body, e.reporting_instance);
-    body += R"(,"action":)";
-    append_json_string(body, e.action);
-    body += R"(,"reason":)";
-    append_json_string(body, e.reason);
-    body += R"(,"regarding":{"kind":"Pod","apiVersion":"v1","namespace":)";
-    append_json_string(body, e.ns);
-    body += R"(,"name":)";
-    append_json_string(body, e.pod_name);
-    body += R"(,"uid":)";
-    append_json_string(body, e.pod_uid);
-    body += R"(},"note":)";
-    append_json_string(body, note);
-    body += R"(,"type":)";
-    append_json_string(body, e.type);
+    body = R"({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{)";
+    put(body, R"("name":)", name);
+    put(body, R"(,"namespace":)", e.ns);
+    put(body, R"(},"eventTime":)", now_micro());
+    put(body, R"(,"reportingController":)", e.reporting_controller);
+    put(body, R"(,"reportingInstance":)", e.reporting_instance);
+    put(body, R"(,"action":)", e.action);
+    put(body, R"(,"reason":)", e.reason);
+    body += R"(,"regarding":{"kind":"Pod","apiVersion":"v1")";
+    pod_ref(body);
+    put(body, R"(},"note":)", note);
+    put(body, R"(,"type":)", e.type);
     body += "}";
     req.target = "/apis/events.k8s.io/v1/namespaces/" + url_encode(e.ns) + "/events";
     req.body = body;
@@ -193,32 +189,19 @@ asio::awaitable<api_result<void>> Api::create_event(const Event& e) {
   }
   std::string ts = format_micro_time(std::chrono::system_clock::now());
   ts = ts.substr(0, 19) + "Z";  // core/v1 timestamps are whole seconds
-  body = R"({"apiVersion":"v1","kind":"Event","metadata":{"name":)";
-  append_json_string(body, name);
-  body += R"(,"namespace":)";
-  append_json_string(body, e.ns);
-  body += R"(},"involvedObject":{"kind":"Pod","apiVersion":"v1","namespace":)";
-  append_json_string(body, e.ns);
-  body += R"(,"name":)";
-  append_json_string(body, e.pod_name);
-  body += R"(,"uid":)";
-  append_json_string(body, e.pod_uid);
-  body += R"(},"reason":)";
-  append_json_string(body, e.reason);
-  body += R"(,"message":)";
-  append_json_string(body, note);
-  body += R"(,"type":)";
-  append_json_string(body, e.type);
-  body += R"(,"source":{"component":)";
-  append_json_string(body, e.reporting_controller);
-  body += R"(},"firstTimestamp":)";
-  append_json_string(body, ts);
-  body += R"(,"lastTimestamp":)";
-  append_json_string(body, ts);
-  body += R"(,"count":1,"reportingComponent":)";
-  append_json_string(body, e.reporting_controller);
-  body += R"(,"reportingInstance":)";
-  append_json_string(body, e.reporting_instance);
+  body = R"({"apiVersion":"v1","kind":"Event","metadata":{)";
+  put(body, R"("name":)", name);
+  put(body, R"(,"namespace":)", e.ns);
+  body += R"(},"involvedObject":{"kind":"Pod","apiVersion":"v1")";
+  pod_ref(body);
+  put(body, R"(},"reason":)", e.reason);
+  put(body, R"(,"message":)", note);
+  put(body, R"(,"type":)", e.type);
+  put(body, R"(,"source":{"component":)", e.reporting_controller);
+  put(body, R"(},"firstTimestamp":)", ts);
+  put(body, R"(,"lastTimestamp":)", ts);
+  put(body, R"(,"count":1,"reportingComponent":)", e.reporting_controller);
+  put(body, R"(,"reportingInstance":)", e.reporting_instance);
   body += "}";
   req.target = "/api/v1/namespaces/" + url_encode(e.ns) + "/events";
   req.body = std::move(body);
