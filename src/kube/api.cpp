@@ -218,14 +218,19 @@ std::string lease_path(std::string_view ns, std::string_view name = {}) {
 }
 }  // namespace
 
-asio::awaitable<api_result<Lease>> Api::get_lease(std::string_view ns, std::string_view name) {
-  HttpRequest req;
-  req.target = lease_path(ns, name);
-  auto r = co_await call(std::move(req), "get lease " + std::string(ns) + "/" + std::string(name));
+// One lease request; the answer is the Lease as the server now holds it.
+asio::awaitable<api_result<Lease>> Api::lease_call(HttpRequest req, std::string what) {
+  auto r = co_await call(std::move(req), what);
   if (!r) co_return r.error();
   auto l = decoder_.lease(r->body);
   if (!l) co_return ApiError{l.error(), r->status, std::nullopt, "decode lease: " + l.error().message()};
   co_return std::move(*l);
+}
+
+asio::awaitable<api_result<Lease>> Api::get_lease(std::string_view ns, std::string_view name) {
+  HttpRequest req;
+  req.target = lease_path(ns, name);
+  co_return co_await lease_call(std::move(req), "get lease " + std::string(ns) + "/" + std::string(name));
 }
 
 asio::awaitable<api_result<Lease>> Api::create_lease(const Lease& lease) {
@@ -233,11 +238,7 @@ asio::awaitable<api_result<Lease>> Api::create_lease(const Lease& lease) {
   req.verb = http::verb::post;
   req.target = lease_path(lease.ns);
   req.body = encode_lease(lease);
-  auto r = co_await call(std::move(req), "create lease " + lease.ns + "/" + lease.name);
-  if (!r) co_return r.error();
-  auto l = decoder_.lease(r->body);
-  if (!l) co_return ApiError{l.error(), r->status, std::nullopt, "decode lease: " + l.error().message()};
-  co_return std::move(*l);
+  co_return co_await lease_call(std::move(req), "create lease " + lease.ns + "/" + lease.name);
 }
 
 asio::awaitable<api_result<Lease>> Api::update_lease(const Lease& lease) {
@@ -245,11 +246,7 @@ asio::awaitable<api_result<Lease>> Api::update_lease(const Lease& lease) {
   req.verb = http::verb::put;
   req.target = lease_path(lease.ns, lease.name);
   req.body = encode_lease(lease);
-  auto r = co_await call(std::move(req), "update lease " + lease.ns + "/" + lease.name);
-  if (!r) co_return r.error();
-  auto l = decoder_.lease(r->body);
-  if (!l) co_return ApiError{l.error(), r->status, std::nullopt, "decode lease: " + l.error().message()};
-  co_return std::move(*l);
+  co_return co_await lease_call(std::move(req), "update lease " + lease.ns + "/" + lease.name);
 }
 
 }  // namespace toysched::kube

@@ -85,6 +85,7 @@ class Api {
   template <class T, class DecodeList>
   boost::asio::awaitable<api_result<List<T>>> list_all(std::string path, ListOptions opts, DecodeList decode);
   boost::asio::awaitable<api_result<HttpResponse>> call(HttpRequest req, std::string_view what);
+  boost::asio::awaitable<api_result<Lease>> lease_call(HttpRequest req, std::string what);
 
   Transport& t_;
   Decoder decoder_;
