@@ -14,7 +14,7 @@ void Queue::detach(Entry& e, const std::string& uid) {
   switch (e.where) {
     case Where::active: active_.erase(ActiveKey{e.pod.priority, e.queued, e.seq, uid}); break;
     case Where::backoff: backoff_.erase({e.backoff_until, uid}); break;
-    case Where::unschedulable: unschedulable_.erase(uid); break;
+    case Where::unschedulable: unschedulable_.erase({e.unschedulable_since, uid}); break;
     case Where::in_flight:
     case Where::done: break;
   }
@@ -106,7 +106,7 @@ void Queue::unschedulable(const std::string& uid, clock::time_point now) {
   e.where = Where::unschedulable;
   e.unschedulable_since = now;
   e.backoff_until = now + backoff_for(e.attempts);
-  unschedulable_.insert(uid);
+  unschedulable_.insert({now, uid});
 }
 
 void Queue::backoff(const std::string& uid, clock::time_point now) {
@@ -117,7 +117,9 @@ void Queue::backoff(const std::string& uid, clock::time_point now) {
 
 void Queue::move_all_to_active_or_backoff(clock::time_point now) {
   ++move_cycle_;
-  std::vector<std::string> uids(unschedulable_.begin(), unschedulable_.end());
+  std::vector<std::string> uids;
+  uids.reserve(unschedulable_.size());
+  for (const auto& entry : unschedulable_) uids.push_back(entry.second);
   for (auto& uid : uids) {
     Entry& e = entries_.at(uid);
     if (now >= e.backoff_until) to_active(e, uid, now);
@@ -130,10 +132,10 @@ void Queue::flush(clock::time_point now) {
     std::string uid = backoff_.begin()->second;
     to_active(entries_.at(uid), uid, now);
   }
-  std::vector<std::string> stale;
-  for (auto& uid : unschedulable_)
-    if (now - entries_.at(uid).unschedulable_since >= opts_.max_unschedulable) stale.push_back(uid);
-  for (auto& uid : stale) to_active(entries_.at(uid), uid, now);
+  while (!unschedulable_.empty() && now - unschedulable_.begin()->first >= opts_.max_unschedulable) {
+    std::string uid = unschedulable_.begin()->second;
+    to_active(entries_.at(uid), uid, now);
+  }
 }
 
 bool Queue::in_flight(const std::string& uid) const {

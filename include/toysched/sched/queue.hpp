@@ -103,7 +103,9 @@ class Queue {
   std::unordered_map<std::string, Entry> entries_;  // by UID
   std::set<ActiveKey> active_;
   std::set<std::pair<clock::time_point, std::string>> backoff_;
-  std::set<std::string> unschedulable_;
+  // By when each became unschedulable: flush() (every loop turn) finds the
+  // ones waiting 5 minutes at the front instead of scanning them all.
+  std::set<std::pair<clock::time_point, std::string>> unschedulable_;
   std::uint64_t seq_ = 0;
   std::uint64_t move_cycle_ = 0;  // bumped by every cluster event
 };
