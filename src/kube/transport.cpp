@@ -20,6 +20,7 @@
 
 #include "toysched/kube/rate_limiter.hpp"
 #include "toysched/kube/watch_framer.hpp"
+#include "toysched/log/log.hpp"
 
 namespace toysched::kube {
 
@@ -139,6 +140,9 @@ struct Transport::impl {
     req.set(http::field::user_agent, opts.user_agent);
     req.set(http::field::accept, "application/json");
     const std::string& token = tokens.current();
+    // A token file that could not be re-read: the last good token is used;
+    // said once per run of failures (never the token itself).
+    if (auto err = tokens.take_error()) TS_ERROR("Cannot read the token file; using the last token", {"err", err->message});
     if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
     if (!r.body.empty() || r.verb == http::verb::post || r.verb == http::verb::put || r.verb == http::verb::patch) {
       req.set(http::field::content_type, r.content_type.empty() ? "application/json" : r.content_type);

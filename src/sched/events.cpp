@@ -45,8 +45,9 @@ void EventRecorder::push(Item item) {
   if (stopping_) return;
   item.queued = std::chrono::steady_clock::now();
   if (queue_.size() >= kMaxQueued) {
+    TS_LOG(2, "Event queue full; dropping the oldest", {"reason", queue_.front().event.reason},
+           {"pod", queue_.front().event.ns + "/" + queue_.front().event.pod_name});
     queue_.pop_front();
-    ++dropped_;
   }
   queue_.push_back(std::move(item));
   if (wake_) wake_->cancel();
@@ -81,16 +82,12 @@ asio::awaitable<void> EventRecorder::post(Item item) {
     auto r = co_await trace::traced(task, trace::points::events_post,
                                     api_.patch_pod_status(item.pod_ns, item.pod_name, item.condition_patch));
     if (!r && !r.error().is_not_found()) {
-      ++failed_;
       TS_LOG(2, "Failed to update the pod's PodScheduled condition", {"pod", item.pod_ns + "/" + item.pod_name},
              {"err", r.error().message});
     }
   }
   auto r = co_await trace::traced(task, trace::points::events_post, api_.create_event(item.event));
-  if (r) {
-    ++posted_;
-  } else {
-    ++failed_;
+  if (!r) {
     TS_LOG(2, "Event not posted", {"reason", item.event.reason}, {"pod", item.event.ns + "/" + item.event.pod_name},
            {"err", r.error().message});
   }

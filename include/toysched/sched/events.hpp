@@ -41,9 +41,6 @@ class EventRecorder {
   boost::asio::awaitable<void> run();  // the `events` task
   void stop();
 
-  std::uint64_t posted() const noexcept { return posted_; }
-  std::uint64_t failed() const noexcept { return failed_; }
-  std::uint64_t dropped() const noexcept { return dropped_; }
 
  private:
   struct Item {
@@ -67,7 +64,6 @@ class EventRecorder {
   bool stopping_ = false;
   std::function<bool()> busy_;
   int in_flight_ = 0;
-  std::uint64_t posted_ = 0, failed_ = 0, dropped_ = 0;
 };
 
 // {"status":{"conditions":[{"type":"PodScheduled","status":"False",...}]}}
