@@ -149,7 +149,8 @@ asio::awaitable<typename Reflector<T>::WatchEnd> Reflector<T>::watch() {
       // open: the API server ends a watch it finds too slow this way and
       // keeps the socket for its idle timeout. Waiting for EOF would stall
       // us for 90 s; the watch is over now.
-      if (std::chrono::steady_clock::now() - started > 2min) backoff_.reset();
+      // client-go's "very short watch": a server that ends every watch at
+      // once, saying nothing, would otherwise get a tight re-watch loop.
       if (stats_.events == events_before && std::chrono::steady_clock::now() - started < 1s) {
         TS_LOG(2, "Very short watch with no events; backing off", {"resource", ResourceTraits<T>::name});
         co_return WatchEnd::failed;
@@ -174,13 +175,8 @@ asio::awaitable<typename Reflector<T>::WatchEnd> Reflector<T>::watch() {
                {"resource", ResourceTraits<T>::name});
         co_return WatchEnd::failed;
       }
-      // client-go's "very short watch": a server that ends every watch at
-      // once, saying nothing, would otherwise get a tight re-watch loop.
-      if (stats_.events == events_before && std::chrono::steady_clock::now() - started < 1s) {
-        TS_LOG(2, "Very short watch with no events; backing off", {"resource", ResourceTraits<T>::name});
-        co_return WatchEnd::failed;
-      }
-      co_return WatchEnd::clean;
+      // The stream ended with this read: deliver its last events, then the
+      // framer.done() branch above ends the watch.
     }
   }
 }
