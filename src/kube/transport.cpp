@@ -305,14 +305,8 @@ class StreamImpl final : public Stream {
   explicit StreamImpl(std::unique_ptr<Connection> c) : c_(std::move(c)) {}
 
   asio::awaitable<transport_result<bool>> read_into(WatchFramer& framer, milliseconds idle_timeout) override {
-    // Bytes the header read already pulled past the headers come first.
-    if (c_->buffer.size() > 0) {
-      auto data = c_->buffer.data();
-      auto fed = framer.feed(std::string_view(static_cast<const char*>(data.data()), data.size()));
-      c_->buffer.consume(c_->buffer.size());
-      if (!fed) co_return TransportError{fed.error(), "watch stream: " + fed.error().message()};
-      co_return true;
-    }
+    // A stream's connection is fresh and only ever read here, straight into
+    // the framer (headers included): its buffer stays empty.
     char buf[64 * 1024];
     c_->lowest().expires_after(idle_timeout);
     std::size_t n = 0;
