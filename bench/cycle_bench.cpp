@@ -64,8 +64,9 @@ double run_once(int node_count, int pods, std::uint64_t seed, int percentage) {
 
 int main(int argc, char** argv) {
   int runs = argc > 1 ? std::atoi(argv[1]) : 5;
-  std::printf("| nodes | search | nodes scored | pods per run | runs | CPU µs per pod (median) | min | max |\n"
-              "|---:|---|---:|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| nodes | search | nodes scored | pods per run | runs | CPU µs per pod (median) | min | max |\n"
+      "|---:|---|---:|---:|---:|---:|---:|---:|\n");
   for (int nodes : {500, 5000}) {
     const int pods = 2000;
     for (int percentage : {0, -1}) {  // the default (adaptive) and a full search

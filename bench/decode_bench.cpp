@@ -8,14 +8,14 @@
 // and container statuses; no managedFields, as a list without them).
 //
 //   decode-bench [pods=10000] [runs=7]
-#include <nlohmann/json.hpp>
 #include <simdjson.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
@@ -54,12 +54,15 @@ const char* const kMem[] = {"64Mi", "128Mi", "256Mi", "512Mi", "1Gi", "2Gi", "15
 std::string container(Gen& g, const std::string& name, const std::string& image, const std::string& sa_vol,
                       bool host_port) {
   const int c = g.pick(7), m = g.pick(7);
-  std::string s = R"({"name":")" + name + R"(","image":")" + image + R"(","ports":[{"name":"http","containerPort":8080,)";
+  std::string s =
+      R"({"name":")" + name + R"(","image":")" + image + R"(","ports":[{"name":"http","containerPort":8080,)";
   if (host_port) s += R"("hostPort":)" + std::to_string(30000 + g.pick(2000)) + ",";
   s += R"("protocol":"TCP"}],"env":[{"name":"LOG_LEVEL","value":"info"},{"name":"POD_NAME","valueFrom":{"fieldRef":)"
        R"({"apiVersion":"v1","fieldPath":"metadata.name"}}},{"name":"GOMAXPROCS","valueFrom":{"resourceFieldRef":)"
-       R"({"containerName":")" + name + R"(","resource":"limits.cpu","divisor":"0"}}}],"resources":{)";
-  if (g.chance(70)) s += std::string(R"("limits":{"cpu":")") + kCpu[std::min(c + 1, 6)] + R"(","memory":")" + kMem[m] + R"("},)";
+       R"({"containerName":")" +
+       name + R"(","resource":"limits.cpu","divisor":"0"}}}],"resources":{)";
+  if (g.chance(70))
+    s += std::string(R"("limits":{"cpu":")") + kCpu[std::min(c + 1, 6)] + R"(","memory":")" + kMem[m] + R"("},)";
   s += std::string(R"("requests":{"cpu":")") + kCpu[c] + R"(","memory":")" + kMem[m] + R"("}},)";
   s += R"("volumeMounts":[{"name":")" + sa_vol +
        R"(","readOnly":true,"mountPath":"/var/run/secrets/kubernetes.io/serviceaccount"}],)"
@@ -91,11 +94,12 @@ std::string pod(Gen& g, int i) {
   std::string s = R"({"metadata":{"name":")" + name + R"(","generateName":")" + deploy + "-" + hash +
                   R"(-","namespace":")" + ns + R"(","uid":")" + g.uid() + R"(","resourceVersion":")" +
                   std::to_string(100000 + i * 3) + R"(","creationTimestamp":")" + created +
-                  R"(","labels":{"app.kubernetes.io/name":")" + deploy +
-                  R"(","app.kubernetes.io/part-of":")" + ns + R"(","pod-template-hash":")" + hash +
+                  R"(","labels":{"app.kubernetes.io/name":")" + deploy + R"(","app.kubernetes.io/part-of":")" + ns +
+                  R"(","pod-template-hash":")" + hash +
                   R"(","tier":"backend"},"annotations":{"kubectl.kubernetes.io/restartedAt":")" + created +
                   R"(","prometheus.io/scrape":"true","prometheus.io/port":"9090"},"ownerReferences":[{"apiVersion":)"
-                  R"("apps/v1","kind":"ReplicaSet","name":")" + deploy + "-" + hash + R"(","uid":")" + g.uid() +
+                  R"("apps/v1","kind":"ReplicaSet","name":")" +
+                  deploy + "-" + hash + R"(","uid":")" + g.uid() +
                   R"(","controller":true,"blockOwnerDeletion":true}]},"spec":{"volumes":[{"name":")" + sa_vol +
                   R"(","projected":{"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},)"
                   R"({"configMap":{"name":"kube-root-ca.crt","items":[{"key":"ca.crt","path":"ca.crt"}]}},)"
@@ -112,13 +116,14 @@ std::string pod(Gen& g, int i) {
   if (bound) s += R"("nodeName":")" + node + R"(",)";
   s += R"("securityContext":{},)";
   if (g.chance(25)) {
-    s += R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":)"
-         R"([{"matchExpressions":[{"key":"topology.kubernetes.io/zone","operator":"In","values":["zone-a","zone-b"]}]}]},)"
-         R"("preferredDuringSchedulingIgnoredDuringExecution":[{"weight":50,"preference":{"matchExpressions":)"
-         R"([{"key":"node.kubernetes.io/instance-type","operator":"In","values":["m5.large","m5.xlarge"]}]}}]},)"
-         R"("podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"podAffinityTerm":)"
-         R"({"labelSelector":{"matchLabels":{"app.kubernetes.io/name":")" + deploy +
-         R"("}},"topologyKey":"kubernetes.io/hostname"}}]}},)";
+    s +=
+        R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":)"
+        R"([{"matchExpressions":[{"key":"topology.kubernetes.io/zone","operator":"In","values":["zone-a","zone-b"]}]}]},)"
+        R"("preferredDuringSchedulingIgnoredDuringExecution":[{"weight":50,"preference":{"matchExpressions":)"
+        R"([{"key":"node.kubernetes.io/instance-type","operator":"In","values":["m5.large","m5.xlarge"]}]}}]},)"
+        R"("podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"podAffinityTerm":)"
+        R"({"labelSelector":{"matchLabels":{"app.kubernetes.io/name":")" +
+        deploy + R"("}},"topologyKey":"kubernetes.io/hostname"}}]}},)";
   }
   s += R"("schedulerName":"default-scheduler","tolerations":[)";
   if (g.chance(10)) s += R"({"key":"dedicated","operator":"Equal","value":"batch","effect":"NoSchedule"},)";
@@ -127,7 +132,9 @@ std::string pod(Gen& g, int i) {
        R"("priority":0,"enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority"},"status":{)";
   if (!bound) {
     s += R"("phase":"Pending","conditions":[{"type":"PodScheduled","status":"False","lastProbeTime":null,)"
-         R"("lastTransitionTime":")" + created + R"(","reason":"Unschedulable","message":"0/500 nodes are )"
+         R"("lastTransitionTime":")" +
+         created +
+         R"(","reason":"Unschedulable","message":"0/500 nodes are )"
          R"(available: 500 Insufficient cpu. preemption: 0/500 nodes are available: 500 No preemption victims )"
          R"(found for incoming pod."}],"qosClass":"Burstable"}})";
     return s;
@@ -138,10 +145,14 @@ std::string pod(Gen& g, int i) {
        condition("Initialized", "True", created) + "," + condition("Ready", "True", created) + "," +
        condition("ContainersReady", "True", created) + "," + condition("PodScheduled", "True", created) +
        R"(],"hostIP":")" + host + R"(","hostIPs":[{"ip":")" + host + R"("}],"podIP":")" + ip +
-       R"(","podIPs":[{"ip":")" + ip + R"("}],"startTime":")" + created + R"(","containerStatuses":[{"name":"app",)"
-       R"("state":{"running":{"startedAt":")" + created + R"("}},"lastState":{},"ready":true,"restartCount":0,)"
-       R"("image":")" + image + R"(","imageID":")" + image + "@sha256:" + g.hex(64) +
-       R"(","containerID":"containerd://)" + g.hex(64) + R"(","started":true}],"qosClass":"Burstable"}})";
+       R"(","podIPs":[{"ip":")" + ip + R"("}],"startTime":")" + created +
+       R"(","containerStatuses":[{"name":"app",)"
+       R"("state":{"running":{"startedAt":")" +
+       created +
+       R"("}},"lastState":{},"ready":true,"restartCount":0,)"
+       R"("image":")" +
+       image + R"(","imageID":")" + image + "@sha256:" + g.hex(64) + R"(","containerID":"containerd://)" + g.hex(64) +
+       R"(","started":true}],"qosClass":"Burstable"}})";
   return s;
 }
 
@@ -180,11 +191,16 @@ ResList resources(const njson& o) {
     const std::string q = v.is_string() ? v.get<std::string>() : v.dump();
     auto parsed = name == "cpu" ? parse_quantity_milli(q) : parse_quantity_value(q);
     if (!parsed) throw std::runtime_error("bad quantity " + q);
-    if (name == "cpu") out.r.milli_cpu = *parsed, out.cpu = true;
-    else if (name == "memory") out.r.memory = *parsed, out.mem = true;
-    else if (name == "ephemeral-storage") out.r.ephemeral_storage = *parsed, out.eph = true;
-    else if (name == "pods") out.r.pods = *parsed;
-    else out.r.extended.emplace_back(name, *parsed);  // items() walks keys sorted
+    if (name == "cpu")
+      out.r.milli_cpu = *parsed, out.cpu = true;
+    else if (name == "memory")
+      out.r.memory = *parsed, out.mem = true;
+    else if (name == "ephemeral-storage")
+      out.r.ephemeral_storage = *parsed, out.eph = true;
+    else if (name == "pods")
+      out.r.pods = *parsed;
+    else
+      out.r.extended.emplace_back(name, *parsed);  // items() walks keys sorted
   }
   return out;
 }
@@ -219,9 +235,10 @@ TaintEffect effect(const std::string& s) {
 }
 
 SelectorOp selector_op(const std::string& s) {
-  static const std::pair<const char*, SelectorOp> ops[] = {{"In", SelectorOp::in}, {"NotIn", SelectorOp::not_in},
-      {"Exists", SelectorOp::exists}, {"DoesNotExist", SelectorOp::does_not_exist}, {"Gt", SelectorOp::gt},
-      {"Lt", SelectorOp::lt}};
+  static const std::pair<const char*, SelectorOp> ops[] = {
+      {"In", SelectorOp::in},         {"NotIn", SelectorOp::not_in},
+      {"Exists", SelectorOp::exists}, {"DoesNotExist", SelectorOp::does_not_exist},
+      {"Gt", SelectorOp::gt},         {"Lt", SelectorOp::lt}};
   for (auto& [n, op] : ops)
     if (s == n) return op;
   return SelectorOp::unknown;
@@ -274,7 +291,8 @@ Pod to_pod(const njson& j) {
     if (auto r = na.find("requiredDuringSchedulingIgnoredDuringExecution"); r != na.end())
       for (auto& t : r->at("nodeSelectorTerms")) p.required_affinity.push_back(term(t));
     if (auto pr = na.find("preferredDuringSchedulingIgnoredDuringExecution"); pr != na.end())
-      for (auto& t : *pr) p.preferred_affinity.push_back({t.at("weight").get<std::int32_t>(), term(t.at("preference"))});
+      for (auto& t : *pr)
+        p.preferred_affinity.push_back({t.at("weight").get<std::int32_t>(), term(t.at("preference"))});
   }
   Resources total, sidecars, init_peak;
   auto ports = [&](const njson& c) {
@@ -419,8 +437,9 @@ int main(int argc, char** argv) {
   }
 
   // Rates from CPU time (see Sample); wall time beside it shows the noise.
-  std::printf("| decoder | CPU ms (median) | wall ms (median) | pods/s | MB/s | vs nlohmann |\n"
-              "|---|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| decoder | CPU ms (median) | wall ms (median) | pods/s | MB/s | vs nlohmann |\n"
+      "|---|---:|---:|---:|---:|---:|\n");
   const double base = median(rows[2].cpu);
   for (auto& row : rows) {
     const double s = median(row.cpu);

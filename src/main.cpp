@@ -177,24 +177,29 @@ int main(int argc, char** argv) {
     elector = std::make_unique<lease::Elector>(*lease_api, opts.leader_election);
     // Informers run in standby too (warm standby): a new leader starts from a
     // synced cache at once. The scheduling loop starts only when we lead.
-    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-      bool released = co_await elector->run([&] {
-        asio::co_spawn(io, scheduler.run_scheduling_loop(), log_crash("schedule"));
-      });
-      if (!released) {
-        // As kube-scheduler: exit and let the Deployment restart us, rather
-        // than keep deciding without the lease.
-        exit_code = 1;
-        signals.cancel();
-        co_await shutdown(scheduler, nullptr, http, io, false);
-      }
-    }, log_crash("lease/renew"));
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          bool released = co_await elector->run(
+              [&] { asio::co_spawn(io, scheduler.run_scheduling_loop(), log_crash("schedule")); });
+          if (!released) {
+            // As kube-scheduler: exit and let the Deployment restart us, rather
+            // than keep deciding without the lease.
+            exit_code = 1;
+            signals.cancel();
+            co_await shutdown(scheduler, nullptr, http, io, false);
+          }
+        },
+        log_crash("lease/renew"));
   } else {
     asio::co_spawn(io, scheduler.run_scheduling_loop(), log_crash("schedule"));
   }
 
   serve::Registry registry;
-  serve::Sources sources{scheduler, opts.scheduler_name, {transport->get(), events_transport->get()}, elector.get(),
+  serve::Sources sources{scheduler,
+                         opts.scheduler_name,
+                         {transport->get(), events_transport->get()},
+                         elector.get(),
                          opts.leader_election.resource_namespace + "/" + opts.leader_election.resource_name};
   if (lease_transport) sources.transports.push_back(lease_transport.get());
   serve::register_metrics(registry, sources);
@@ -211,14 +216,17 @@ int main(int argc, char** argv) {
          {"port", server->port()});
   asio::co_spawn(io, server->run(), log_crash("serve/http"));
 
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    trace::TaskScope task("main");
-    auto [ec, sig] = co_await trace::traced(task, trace::points::main_signal,
-                                            signals.async_wait(asio::as_tuple(asio::use_awaitable)));
-    if (ec) co_return;  // cancelled: the lease was lost and shutdown is under way
-    TS_LOG(0, "Received signal; shutting down", {"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"});
-    co_await shutdown(scheduler, elector.get(), http, io, true);
-  }, log_crash("main"));
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        trace::TaskScope task("main");
+        auto [ec, sig] = co_await trace::traced(task, trace::points::main_signal,
+                                                signals.async_wait(asio::as_tuple(asio::use_awaitable)));
+        if (ec) co_return;  // cancelled: the lease was lost and shutdown is under way
+        TS_LOG(0, "Received signal; shutting down", {"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"});
+        co_await shutdown(scheduler, elector.get(), http, io, true);
+      },
+      log_crash("main"));
   io.run();
   return exit_code;
 }

@@ -11,8 +11,7 @@
 namespace toysched {
 
 std::string version_string() {
-  return std::string("toy-scheduler ") + TOYSCHED_VERSION + " (Kubernetes API " +
-         TOYSCHED_KUBERNETES_VERSION + ")";
+  return std::string("toy-scheduler ") + TOYSCHED_VERSION + " (Kubernetes API " + TOYSCHED_KUBERNETES_VERSION + ")";
 }
 
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view s) {
@@ -33,13 +32,20 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view s) {
     while (i < s.size() && !((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
     std::string_view unit = s.substr(ustart, i - ustart);
     long double scale;
-    if (unit == "ns") scale = 1;
-    else if (unit == "us" || unit == "µs") scale = 1e3;
-    else if (unit == "ms") scale = 1e6;
-    else if (unit == "s") scale = 1e9;
-    else if (unit == "m") scale = 60e9;
-    else if (unit == "h") scale = 3600e9;
-    else return std::nullopt;
+    if (unit == "ns")
+      scale = 1;
+    else if (unit == "us" || unit == "µs")
+      scale = 1e3;
+    else if (unit == "ms")
+      scale = 1e6;
+    else if (unit == "s")
+      scale = 1e9;
+    else if (unit == "m")
+      scale = 60e9;
+    else if (unit == "h")
+      scale = 3600e9;
+    else
+      return std::nullopt;
     total_ns += value * scale;
     if (total_ns > 9.2e18L) return std::nullopt;  // beyond int64 nanoseconds, as Go refuses
   }
@@ -95,31 +101,26 @@ ParseResult parse_options(std::vector<std::string> args) {
   app.add_option("--kubeconfig", o.kubeconfig,
                  "Path to a kubeconfig file. Empty: $KUBECONFIG, then the in-cluster config.");
   app.add_option("--context", o.context, "The kubeconfig context to use (default: current-context).");
-  app.add_option("--scheduler-name", o.scheduler_name,
-                 "Schedule pods whose spec.schedulerName is this.");
+  app.add_option("--scheduler-name", o.scheduler_name, "Schedule pods whose spec.schedulerName is this.");
   app.add_option("-v,--v", o.verbosity, "Log level verbosity (klog levels; 2 is production).")
       ->check(CLI::Range(0, 10));
 
   auto& le = o.leader_election;
-  app.add_flag("--leader-elect", le.enabled,
-               "Take a Lease before scheduling, so only one replica decides.");
+  app.add_flag("--leader-elect", le.enabled, "Take a Lease before scheduling, so only one replica decides.");
   add_duration(app, "--leader-elect-lease-duration", le.lease_duration,
                "How long a standby waits after the leader's last renew before taking over. [15s]");
   add_duration(app, "--leader-elect-renew-deadline", le.renew_deadline,
                "The leader gives up if it cannot renew within this. [10s]");
   add_duration(app, "--leader-elect-retry-period", le.retry_period,
                "Interval between acquire and renew attempts. [2s]");
-  app.add_option("--leader-elect-resource-namespace", le.resource_namespace,
-                 "Namespace of the Lease.");
-  app.add_option("--leader-elect-resource-name", le.resource_name,
-                 "Name of the Lease (default: the scheduler name).");
+  app.add_option("--leader-elect-resource-namespace", le.resource_namespace, "Namespace of the Lease.");
+  app.add_option("--leader-elect-resource-name", le.resource_name, "Name of the Lease (default: the scheduler name).");
   app.add_option("--leader-elect-identity", le.identity,
                  "Holder identity (default: $POD_NAME, else hostname_<random>).");
 
   app.add_option("--kube-api-qps", o.kube_api_qps,
                  "Requests per second to the API server; negative turns the limit off.");
-  app.add_option("--kube-api-burst", o.kube_api_burst, "Burst above --kube-api-qps.")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--kube-api-burst", o.kube_api_burst, "Burst above --kube-api-qps.")->check(CLI::PositiveNumber);
   app.add_option("--bind-parallelism", o.bind_parallelism, "Binding requests in flight at once.")
       ->check(CLI::Range(1, 10000));
   app.add_option("--percentage-of-nodes-to-score", o.percentage_of_nodes_to_score,

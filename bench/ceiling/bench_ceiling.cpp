@@ -169,7 +169,8 @@ struct Creator {
         ok = r && (r->status == 201 || (attempt > 0 && r->status == 409));
         if (!ok) why = r ? std::to_string(r->status) + " " + r->body.substr(0, 200) : r.error().message;
       }
-      if (ok) ++created;
+      if (ok)
+        ++created;
       else {
         ++failed;
         std::cerr << "bench-ceiling: create pod " << i << " failed: " << why << "\n";
@@ -285,8 +286,10 @@ struct Binder : kube::Handler<kube::Pod> {
       pending.pop_front();
       const std::string& node = nodes[rr++ % nodes.size()];
       auto r = co_await api.bind(it.ns, it.name, it.uid, node);
-      if (r) ++bound;
-      else if (r.error().is_conflict()) ++conflicts;
+      if (r)
+        ++bound;
+      else if (r.error().is_conflict())
+        ++conflicts;
       else {
         ++errors;
         TS_ERROR("Binding failed", {"pod", it.ns + "/" + it.name}, {"err", r.error().message});
@@ -311,7 +314,8 @@ int run_bind(const Common& c, int parallelism) {
   Binder b(api, io.get_executor());
   b.parallelism = parallelism;
   // Pending pods of this scheduler only, as kube-scheduler selects them.
-  kube::Reflector<kube::Pod> informer(api, b, pods_selected("spec.schedulerName=" + c.scheduler_name + ",spec.nodeName="));
+  kube::Reflector<kube::Pod> informer(api, b,
+                                      pods_selected("spec.schedulerName=" + c.scheduler_name + ",spec.nodeName="));
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
@@ -320,8 +324,8 @@ int run_bind(const Common& c, int parallelism) {
         kube::ListOptions everything;
         auto nodes = co_await api.list_nodes(std::move(everything));
         if (!nodes || nodes->items.empty()) {
-          std::cerr << "bench-ceiling: no nodes to bind to"
-                    << (nodes ? std::string() : ": " + nodes.error().message) << "\n";
+          std::cerr << "bench-ceiling: no nodes to bind to" << (nodes ? std::string() : ": " + nodes.error().message)
+                    << "\n";
           std::exit(1);
         }
         for (auto& n : nodes->items) b.nodes.push_back(std::move(n.name));

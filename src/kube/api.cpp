@@ -90,7 +90,8 @@ asio::awaitable<api_result<List<T>>> Api::list_all(std::string path, ListOptions
         co_return r.error();
       }
       auto page = decode(r->body);
-      if (!page) co_return ApiError{page.error(), r->status, std::nullopt, "list " + path + ": " + page.error().message()};
+      if (!page)
+        co_return ApiError{page.error(), r->status, std::nullopt, "list " + path + ": " + page.error().message()};
       for (auto& item : page->items) all.items.push_back(std::move(item));
       all.resource_version = page->resource_version;
       cont = page->continue_token;
@@ -138,8 +139,7 @@ asio::awaitable<api_result<void>> Api::bind(std::string_view ns, std::string_vie
   co_return api_result<void>{};
 }
 
-asio::awaitable<api_result<void>> Api::patch_pod_status(std::string_view ns, std::string_view name,
-                                                        std::string patch) {
+asio::awaitable<api_result<void>> Api::patch_pod_status(std::string_view ns, std::string_view name, std::string patch) {
   HttpRequest req;
   req.verb = http::verb::patch;
   req.target = pod_path(ns, name) + "/status";
@@ -151,8 +151,8 @@ asio::awaitable<api_result<void>> Api::patch_pod_status(std::string_view ns, std
 }
 
 asio::awaitable<api_result<void>> Api::create_event(const Event& e) {
-  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::system_clock::now().time_since_epoch()).count();
+  auto nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(nanos));
   std::string name = e.pod_name + suffix;

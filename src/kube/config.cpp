@@ -38,9 +38,7 @@ std::string one_line(std::string s) {
   return s;
 }
 
-ConfigError make_error(errc code, std::string message) {
-  return {make_error_code(code), one_line(std::move(message))};
-}
+ConfigError make_error(errc code, std::string message) { return {make_error_code(code), one_line(std::move(message))}; }
 
 std::string q(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
@@ -89,12 +87,18 @@ std::optional<std::string> base64_decode(std::string_view in) {
     }
     if (pad != 0) return std::nullopt;  // data after padding
     int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '+') v = 62;
-    else if (c == '/') v = 63;
-    else return std::nullopt;
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == '+')
+      v = 62;
+    else if (c == '/')
+      v = 63;
+    else
+      return std::nullopt;
     acc = (acc << 6) | static_cast<std::uint32_t>(v);
     bits += 6;
     ++chars;
@@ -180,14 +184,15 @@ void merge_list(const YAML::Node& root, const char* list, const char* body_key, 
 
 void merge_file(const fs::path& file, Merged& m) {
   std::string text, why;
-  if (!read_file(file, text, why)) fail(errc::config_unreadable, "cannot read kubeconfig " + file.string() + ": " + why);
+  if (!read_file(file, text, why))
+    fail(errc::config_unreadable, "cannot read kubeconfig " + file.string() + ": " + why);
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     fail(errc::config_malformed, "kubeconfig " + file.string() + " is not valid YAML: line " +
-                                     std::to_string(e.mark.line + 1) + ", column " +
-                                     std::to_string(e.mark.column + 1) + ": " + e.msg);
+                                     std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) +
+                                     ": " + e.msg);
   }
   m.loaded.push_back(file);
   if (root.IsNull()) return;  // an empty file is an empty config, as in client-go
@@ -195,8 +200,7 @@ void merge_file(const fs::path& file, Merged& m) {
   merge_list(root, "clusters", "cluster", file, m.clusters);
   merge_list(root, "users", "user", file, m.users);
   merge_list(root, "contexts", "context", file, m.contexts);
-  if (m.current_context.empty())
-    m.current_context = get_string(root, "current-context", "kubeconfig " + file.string());
+  if (m.current_context.empty()) m.current_context = get_string(root, "current-context", "kubeconfig " + file.string());
 }
 
 fs::path resolve(const fs::path& p, const fs::path& defining_file) {
@@ -217,17 +221,18 @@ std::string pem_field(const Entry& e, const std::string& key, const std::string&
   if (path.empty()) return {};
   const fs::path full = resolve(path, e.file);
   std::string bytes, why;
-  if (!read_file(full, bytes, why)) fail(errc::config_unreadable, what + ": cannot read " + key + " " + full.string() + ": " + why);
+  if (!read_file(full, bytes, why))
+    fail(errc::config_unreadable, what + ": cannot read " + key + " " + full.string() + ": " + why);
   return bytes;
 }
 
 ClientConfig build(const Merged& m, std::string_view context_override) {
   const std::string files = m.files();
   const std::string context = context_override.empty() ? m.current_context : std::string(context_override);
-  if (context.empty())
-    fail(errc::config_invalid, "no current-context in kubeconfig " + files + "; pass --context");
+  if (context.empty()) fail(errc::config_invalid, "no current-context in kubeconfig " + files + "; pass --context");
   const auto ctx = m.contexts.find(context);
-  if (ctx == m.contexts.end()) fail(errc::config_invalid, "context " + q(context) + " not found in kubeconfig " + files);
+  if (ctx == m.contexts.end())
+    fail(errc::config_invalid, "context " + q(context) + " not found in kubeconfig " + files);
   const std::string ctx_what = "context " + q(context) + " in " + ctx->second.file.string();
   const std::string cluster_name = get_string(ctx->second.body, "cluster", ctx_what);
   const std::string user_name = get_string(ctx->second.body, "user", ctx_what);
@@ -235,7 +240,8 @@ ClientConfig build(const Merged& m, std::string_view context_override) {
   if (user_name.empty()) fail(errc::config_invalid, ctx_what + " names no user");
   const auto cluster = m.clusters.find(cluster_name);
   if (cluster == m.clusters.end())
-    fail(errc::config_invalid, "cluster " + q(cluster_name) + " (used by " + ctx_what + ") not found in kubeconfig " + files);
+    fail(errc::config_invalid,
+         "cluster " + q(cluster_name) + " (used by " + ctx_what + ") not found in kubeconfig " + files);
   const auto user = m.users.find(user_name);
   if (user == m.users.end())
     fail(errc::config_invalid, "user " + q(user_name) + " (used by " + ctx_what + ") not found in kubeconfig " + files);
@@ -283,8 +289,8 @@ ClientConfig build(const Merged& m, std::string_view context_override) {
 
   const bool has_cert = !get_string(ue.body, "client-certificate-data", us_what).empty() ||
                         !get_string(ue.body, "client-certificate", us_what).empty();
-  const bool has_key = !get_string(ue.body, "client-key-data", us_what).empty() ||
-                       !get_string(ue.body, "client-key", us_what).empty();
+  const bool has_key =
+      !get_string(ue.body, "client-key-data", us_what).empty() || !get_string(ue.body, "client-key", us_what).empty();
   if (has_cert && !has_key) fail(errc::config_invalid, us_what + " has client-certificate but no client-key");
   if (has_key && !has_cert) fail(errc::config_invalid, us_what + " has client-key but no client-certificate");
   c.client_cert_pem = pem_field(ue, "client-certificate", us_what);
@@ -294,7 +300,8 @@ ClientConfig build(const Merged& m, std::string_view context_override) {
   if (const std::string tf = get_string(ue.body, "tokenFile", us_what); !tf.empty()) {
     const fs::path full = resolve(tf, ue.file);
     std::string ignored, why;  // read only to fail early, as client-go does; TokenSource reads it for real
-    if (!read_file(full, ignored, why)) fail(errc::config_unreadable, us_what + ": cannot read tokenFile " + full.string() + ": " + why);
+    if (!read_file(full, ignored, why))
+      fail(errc::config_unreadable, us_what + ": cannot read tokenFile " + full.string() + ": " + why);
     c.token_file = full.string();
   }
   return c;
@@ -313,7 +320,9 @@ std::string ServerUrl::authority() const {
 std::string ServerUrl::to_string() const { return scheme + "://" + authority() + base_path; }
 
 config_result<ServerUrl> parse_server_url(std::string_view text) {
-  auto bad = [&](std::string_view why) { return make_error(errc::config_invalid, "server URL " + q(text) + " " + std::string(why)); };
+  auto bad = [&](std::string_view why) {
+    return make_error(errc::config_invalid, "server URL " + q(text) + " " + std::string(why));
+  };
   ServerUrl u;
   std::string_view rest = text;
   if (auto p = rest.find("://"); p != std::string_view::npos) {
@@ -408,7 +417,8 @@ config_result<ClientConfig> load_kubeconfig(const std::vector<fs::path>& files, 
       if (!fs::exists(abs, ec)) continue;  // KUBECONFIG may list files that do not exist yet
       merge_file(abs, m);
     }
-    if (m.loaded.empty()) return make_error(errc::config_not_found, "no kubeconfig file found (looked for " + looked + ")");
+    if (m.loaded.empty())
+      return make_error(errc::config_not_found, "no kubeconfig file found (looked for " + looked + ")");
     return build(m, context);
   } catch (const Failure& f) {
     return f.error;
@@ -433,7 +443,8 @@ config_result<ClientConfig> load_in_cluster(const Environment& env) {
   const fs::path dir = env.serviceaccount_dir;
   std::string why;
   if (!read_file(dir / "ca.crt", c.ca_pem, why))
-    return make_error(errc::config_unreadable, "in-cluster config: cannot read " + (dir / "ca.crt").string() + ": " + why);
+    return make_error(errc::config_unreadable,
+                      "in-cluster config: cannot read " + (dir / "ca.crt").string() + ": " + why);
   std::string ignored;  // read to fail early; TokenSource re-reads it as it rotates
   if (!read_file(dir / "token", ignored, why))
     return make_error(errc::config_unreadable, "in-cluster config: cannot read service account token " +

@@ -353,22 +353,28 @@ Decoder::Decoder(Decoder&&) noexcept = default;
 Decoder& Decoder::operator=(Decoder&&) noexcept = default;
 
 result<Pod> Decoder::pod(std::string_view json, std::size_t readable) {
-  return impl_->run<Pod>(json, readable, kMaxObjectBytes, whole<Pod>([](od::value& v, Pod& o) { return get_pod(v, o); }));
+  return impl_->run<Pod>(json, readable, kMaxObjectBytes,
+                         whole<Pod>([](od::value& v, Pod& o) { return get_pod(v, o); }));
 }
 result<Node> Decoder::node(std::string_view json, std::size_t readable) {
-  return impl_->run<Node>(json, readable, kMaxObjectBytes, whole<Node>([](od::value& v, Node& o) { return get_node(v, o); }));
+  return impl_->run<Node>(json, readable, kMaxObjectBytes,
+                          whole<Node>([](od::value& v, Node& o) { return get_node(v, o); }));
 }
 result<Lease> Decoder::lease(std::string_view json, std::size_t readable) {
-  return impl_->run<Lease>(json, readable, kMaxObjectBytes, whole<Lease>([](od::value& v, Lease& o) { return get_lease(v, o); }));
+  return impl_->run<Lease>(json, readable, kMaxObjectBytes,
+                           whole<Lease>([](od::value& v, Lease& o) { return get_lease(v, o); }));
 }
 result<Status> Decoder::status(std::string_view json, std::size_t readable) {
-  return impl_->run<Status>(json, readable, kMaxObjectBytes, whole<Status>([](od::value& v, Status& o) { return get_status(v, o); }));
+  return impl_->run<Status>(json, readable, kMaxObjectBytes,
+                            whole<Status>([](od::value& v, Status& o) { return get_status(v, o); }));
 }
 result<PodList> Decoder::pod_list(std::string_view json, std::size_t readable) {
-  return impl_->run<PodList>(json, readable, kMaxListBytes, whole<PodList>([](od::value& v, PodList& o) { return get_list(v, o); }));
+  return impl_->run<PodList>(json, readable, kMaxListBytes,
+                             whole<PodList>([](od::value& v, PodList& o) { return get_list(v, o); }));
 }
 result<NodeList> Decoder::node_list(std::string_view json, std::size_t readable) {
-  return impl_->run<NodeList>(json, readable, kMaxListBytes, whole<NodeList>([](od::value& v, NodeList& o) { return get_list(v, o); }));
+  return impl_->run<NodeList>(json, readable, kMaxListBytes,
+                              whole<NodeList>([](od::value& v, NodeList& o) { return get_list(v, o); }));
 }
 result<WatchEvent<Pod>> Decoder::pod_event(std::string_view line, std::size_t readable) {
   return impl_->run<WatchEvent<Pod>>(line, readable, kMaxObjectBytes, event<Pod>());

@@ -37,12 +37,12 @@ inline errc from_result(const boost::system::error_code& ec) {
 }
 
 // Early returns on failure: `errc` from our helpers, or a simdjson code.
-#define TS_TRY(expr)                                           \
-  do {                                                         \
+#define TS_TRY(expr)                                                \
+  do {                                                              \
     if (const errc ts_e_ = (expr); ts_e_ != errc::ok) return ts_e_; \
   } while (0)
-#define TS_SJ(expr)                                                   \
-  do {                                                                \
+#define TS_SJ(expr)                                                    \
+  do {                                                                 \
     if (const auto ts_e_ = (expr); ts_e_) return from_simdjson(ts_e_); \
   } while (0)
 
@@ -163,8 +163,8 @@ inline errc get_strings(od::value& v, std::vector<std::string>& out) {
 using Extended = std::vector<std::pair<std::string, std::int64_t>>;
 
 inline std::int64_t& extended_slot(Extended& ext, std::string_view name) {
-  auto it = std::lower_bound(ext.begin(), ext.end(), name,
-                             [](const auto& e, std::string_view n) { return e.first < n; });
+  auto it =
+      std::lower_bound(ext.begin(), ext.end(), name, [](const auto& e, std::string_view n) { return e.first < n; });
   if (it == ext.end() || it->first != name) it = ext.emplace(it, std::string(name), 0);
   return it->second;
 }

@@ -265,9 +265,8 @@ errc get_pod(od::value& v, Pod& p) {
     if (k == "metadata") return get_meta(val, m, false);
     if (k == "spec") return get_pod_spec(val, p, parts);
     if (k == "status") {
-      return fields(val, [&](std::string_view sk, od::value& sv) {
-        return sk == "phase" ? get(sv, p.phase) : errc::ok;
-      });
+      return fields(val,
+                    [&](std::string_view sk, od::value& sv) { return sk == "phase" ? get(sv, p.phase) : errc::ok; });
     }
     return errc::ok;
   }));

@@ -33,8 +33,8 @@ std::optional<TimePoint> parse_micro_time(std::string_view s) {
     return true;
   };
   int Y = 0, M = 0, D = 0, h = 0, m = 0, sec = 0;
-  if (!num(0, 4, Y) || !num(5, 2, M) || !num(8, 2, D) || !num(11, 2, h) || !num(14, 2, m) ||
-      !num(17, 2, sec) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') {
+  if (!num(0, 4, Y) || !num(5, 2, M) || !num(8, 2, D) || !num(11, 2, h) || !num(14, 2, m) || !num(17, 2, sec) ||
+      s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') {
     return std::nullopt;
   }
   std::size_t pos = 19;
@@ -54,8 +54,8 @@ std::optional<TimePoint> parse_micro_time(std::string_view s) {
     ++pos;
   } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
     int oh = 0, om = 0;
-    if (!num(pos + 1, 2, oh) || pos + 3 >= s.size() || s[pos + 3] != ':' || !num(pos + 4, 2, om) ||
-        oh > 23 || om > 59) {
+    if (!num(pos + 1, 2, oh) || pos + 3 >= s.size() || s[pos + 3] != ':' || !num(pos + 4, 2, om) || oh > 23 ||
+        om > 59) {
       return std::nullopt;
     }
     offset_min = (s[pos] == '-' ? -1 : 1) * (oh * 60 + om);
@@ -76,11 +76,21 @@ void append_json_string(std::string& out, std::string_view s) {
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";

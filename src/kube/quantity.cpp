@@ -63,10 +63,22 @@ bool interpret_suffix(std::string_view s, Scanned& q) {
     int bin;
   };
   static constexpr std::array<Entry, 16> table{{
-      {"", 0, 0},   {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0},
-      {"k", 3, 0},  {"M", 6, 0},  {"G", 9, 0},  {"T", 12, 0},
-      {"P", 15, 0}, {"E", 18, 0}, {"Ki", 0, 10}, {"Mi", 0, 20},
-      {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
+      {"", 0, 0},
+      {"n", -9, 0},
+      {"u", -6, 0},
+      {"m", -3, 0},
+      {"k", 3, 0},
+      {"M", 6, 0},
+      {"G", 9, 0},
+      {"T", 12, 0},
+      {"P", 15, 0},
+      {"E", 18, 0},
+      {"Ki", 0, 10},
+      {"Mi", 0, 20},
+      {"Gi", 0, 30},
+      {"Ti", 0, 40},
+      {"Pi", 0, 50},
+      {"Ei", 0, 60},
   }};
   for (const auto& e : table) {
     if (s == e.name) {
@@ -104,8 +116,7 @@ result<Scanned> scan(std::string_view s) {
   // The fraction's length can be anything the caller had in memory; the
   // clamp keeps dec_exp meaningful (see kExponentClamp).
   const auto frac_len = static_cast<std::int64_t>(
-      q.frac_digits.size() > static_cast<std::size_t>(kExponentClamp) ? kExponentClamp
-                                                                      : q.frac_digits.size());
+      q.frac_digits.size() > static_cast<std::size_t>(kExponentClamp) ? kExponentClamp : q.frac_digits.size());
   q.dec_exp -= frac_len;
   return q;
 }
@@ -185,9 +196,7 @@ result<std::int64_t> to_scaled(const Scanned& q, int scale) {
   const std::size_t n = last - first + 1;
 
   std::int64_t t = q.dec_exp + scale;
-  t += static_cast<std::int64_t>(trailing > static_cast<std::size_t>(kExponentClamp)
-                                     ? kExponentClamp
-                                     : trailing);
+  t += static_cast<std::int64_t>(trailing > static_cast<std::size_t>(kExponentClamp) ? kExponentClamp : trailing);
 
   result<std::int64_t> mag = std::int64_t{0};
   if (n <= 19) {

@@ -40,13 +40,17 @@ asio::awaitable<void> Reflector<T>::sleep(std::chrono::milliseconds d) {
 namespace {
 template <class T>
 auto list_of(Api& api, ListOptions opts) {
-  if constexpr (std::is_same_v<T, Pod>) return api.list_pods(std::move(opts));
-  else return api.list_nodes(std::move(opts));
+  if constexpr (std::is_same_v<T, Pod>)
+    return api.list_pods(std::move(opts));
+  else
+    return api.list_nodes(std::move(opts));
 }
 template <class T>
 result<WatchEvent<T>> decode_event(Decoder& d, std::string_view line) {
-  if constexpr (std::is_same_v<T, Pod>) return d.pod_event(line);
-  else return d.node_event(line);
+  if constexpr (std::is_same_v<T, Pod>)
+    return d.pod_event(line);
+  else
+    return d.node_event(line);
 }
 }  // namespace
 
@@ -73,8 +77,9 @@ asio::awaitable<typename Reflector<T>::WatchEnd> Reflector<T>::watch() {
   // A random timeout spreads the re-watches of many clients (client-go: 5–10 min).
   std::uniform_int_distribution<int> secs(300, 599);
   static thread_local std::mt19937 rng(std::random_device{}());
-  std::string target = std::string(ResourceTraits<T>::path) + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
-                       url_encode(rv_) + "&timeoutSeconds=" + std::to_string(secs(rng));
+  std::string target = std::string(ResourceTraits<T>::path) +
+                       "?watch=1&allowWatchBookmarks=true&resourceVersion=" + url_encode(rv_) +
+                       "&timeoutSeconds=" + std::to_string(secs(rng));
   if (!opts_.field_selector.empty()) target += "&fieldSelector=" + url_encode(opts_.field_selector);
   if (!opts_.label_selector.empty()) target += "&labelSelector=" + url_encode(opts_.label_selector);
   WatchFramer framer;

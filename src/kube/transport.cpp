@@ -93,16 +93,19 @@ struct Transport::impl {
   std::string where;  // "https://host:port" for messages
 
   impl(asio::any_io_executor e, ClientConfig c, TransportOptions o)
-      : ex(e), config(std::move(c)), opts(std::move(o)), tokens(TokenSource::for_config(config)),
-        limiter(e, opts.qps, opts.burst), where(config.server.to_string()) {}
+      : ex(e),
+        config(std::move(c)),
+        opts(std::move(o)),
+        tokens(TokenSource::for_config(config)),
+        limiter(e, opts.qps, opts.burst),
+        where(config.server.to_string()) {}
 
   std::string verify_name() const {
     return config.tls_server_name.empty() ? config.server.host : config.tls_server_name;
   }
 
   asio::awaitable<transport_result<std::unique_ptr<Connection>>> connect() {
-    std::unique_ptr<Connection> c =
-        tls ? std::make_unique<Connection>(ex, *tls) : std::make_unique<Connection>(ex);
+    std::unique_ptr<Connection> c = tls ? std::make_unique<Connection>(ex, *tls) : std::make_unique<Connection>(ex);
     tcp::resolver resolver(ex);
     auto [rec, endpoints] =
         co_await resolver.async_resolve(config.server.host, std::to_string(config.server.port), nothrow);
@@ -142,7 +145,8 @@ struct Transport::impl {
     const std::string& token = tokens.current();
     // A token file that could not be re-read: the last good token is used;
     // said once per run of failures (never the token itself).
-    if (auto err = tokens.take_error()) TS_ERROR("Cannot read the token file; using the last token", {"err", err->message});
+    if (auto err = tokens.take_error())
+      TS_ERROR("Cannot read the token file; using the last token", {"err", err->message});
     if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
     if (!r.body.empty() || r.verb == http::verb::post || r.verb == http::verb::put || r.verb == http::verb::patch) {
       req.set(http::field::content_type, r.content_type.empty() ? "application/json" : r.content_type);
@@ -157,8 +161,8 @@ struct Transport::impl {
   // byte of a response arrived (if not, the request may be replayed).
   template <class S>
   asio::awaitable<transport_result<HttpResponse>> exchange(S& s, Connection& c,
-                                                           const http::request<http::string_body>& req,
-                                                           bool& answered, bool& keep) {
+                                                           const http::request<http::string_body>& req, bool& answered,
+                                                           bool& keep) {
     c.lowest().expires_after(opts.request_timeout);
     auto [wec, wn] = co_await http::async_write(s, req, nothrow);
     (void)wn;
@@ -170,8 +174,8 @@ struct Transport::impl {
     answered = parser.got_some() || rn > 0;
     if (rec == beast::error::timeout)
       co_return fail(errc::request_timeout, std::string(req.method_string()) + " " + std::string(req.target()) +
-                                                ": no response within " +
-                                                std::to_string(opts.request_timeout.count()) + "ms");
+                                                ": no response within " + std::to_string(opts.request_timeout.count()) +
+                                                "ms");
     if (rec == http::error::body_limit)
       co_return fail(errc::object_too_large, std::string(req.target()) + ": response body over the limit");
     if (rec) co_return fail(errc::connection_lost, "read from " + where + ": " + rec.message());
@@ -341,7 +345,7 @@ class StreamImpl final : public Stream {
 }  // namespace
 
 asio::awaitable<transport_result<std::unique_ptr<Stream>>> Transport::open_stream(std::string target,
-                                                                                   WatchFramer& framer) {
+                                                                                  WatchFramer& framer) {
   auto& s = *p_;
   co_await s.limiter.acquire();
   auto conn = co_await s.connect();  // a stream never shares its connection
@@ -363,7 +367,8 @@ asio::awaitable<transport_result<std::unique_ptr<Stream>>> Transport::open_strea
   while (!framer.header_done()) {
     auto more = co_await stream->read_into(framer, s.opts.request_timeout);
     if (!more) co_return more.error();
-    if (!*more) co_return fail(errc::connection_lost, "watch " + std::string(req.target()) + ": closed before the headers");
+    if (!*more)
+      co_return fail(errc::connection_lost, "watch " + std::string(req.target()) + ": closed before the headers");
   }
   ++s.counts[{"WATCH", std::to_string(framer.status())}];
   if (framer.status() == 401 && s.tokens.uses_file()) s.tokens.invalidate();

@@ -13,8 +13,8 @@ namespace http = boost::beast::http;
 struct WatchFramer::impl {
   std::size_t max_event;
   http::response_parser<http::string_body> parser;
-  std::string pending;     // bytes fed but not yet consumed by the parser
-  std::string partial;     // the event being assembled
+  std::string pending;  // bytes fed but not yet consumed by the parser
+  std::string partial;  // the event being assembled
   std::deque<std::string> lines;
   bool failed = false;
 
@@ -24,8 +24,7 @@ struct WatchFramer::impl {
     parser.header_limit(64 * 1024);
     // Take chunk payloads as they come instead of storing the whole body.
     // Only a 200 is a stream; any other status keeps its body for the error.
-    on_chunk = [this](std::uint64_t, boost::beast::string_view data,
-                      boost::system::error_code& ec) -> std::size_t {
+    on_chunk = [this](std::uint64_t, boost::beast::string_view data, boost::system::error_code& ec) -> std::size_t {
       if (parser.get().result_int() != 200) {
         if (error_text.size() + data.size() > max_event) {
           ec = make_error_code(errc::object_too_large);

@@ -32,8 +32,7 @@ std::string default_identity(const std::string& flag) {
 
 bool LeaseState::same_record(const kube::Lease& a, const kube::Lease& b) {
   return a.holder_identity == b.holder_identity && a.lease_duration_seconds == b.lease_duration_seconds &&
-         a.acquire_time == b.acquire_time && a.renew_time == b.renew_time &&
-         a.lease_transitions == b.lease_transitions;
+         a.acquire_time == b.acquire_time && a.renew_time == b.renew_time && a.lease_transitions == b.lease_transitions;
 }
 
 void LeaseState::observe(const kube::Lease& current, steady::time_point now) {
@@ -42,8 +41,7 @@ void LeaseState::observe(const kube::Lease& current, steady::time_point now) {
 }
 
 std::optional<steady::time_point> LeaseState::expires_at() const {
-  if (!observed_at_ || observed_.holder_identity.empty() || observed_.holder_identity == identity_)
-    return std::nullopt;
+  if (!observed_at_ || observed_.holder_identity.empty() || observed_.holder_identity == identity_) return std::nullopt;
   // The record's own duration, as client-go uses it: a releasing leader
   // writes 1 s so that others need not wait a whole lease.
   auto duration = std::chrono::seconds(observed_.lease_duration_seconds.value_or(
@@ -98,7 +96,8 @@ Elector::Elector(kube::Api& api, const LeaderElectionOptions& opts)
 
 asio::awaitable<void> Elector::sleep(milliseconds d) {
   timer_ = std::make_unique<asio::steady_timer>(co_await asio::this_coro::executor, d);
-  co_await trace::traced(*task_, trace::points::lease_retry_wait, timer_->async_wait(asio::as_tuple(asio::use_awaitable)));
+  co_await trace::traced(*task_, trace::points::lease_retry_wait,
+                         timer_->async_wait(asio::as_tuple(asio::use_awaitable)));
   timer_.reset();
 }
 
@@ -111,10 +110,13 @@ asio::awaitable<bool> Elector::try_acquire_or_renew() {
       fail("error retrieving resource lock", got.error());
       co_return false;
     }
-    auto created = co_await trace::traced(*task_, trace::points::lease_create, api_.create_lease(state_.fresh(ns, name, wall::now())));
+    auto created = co_await trace::traced(*task_, trace::points::lease_create,
+                                          api_.create_lease(state_.fresh(ns, name, wall::now())));
     if (!created) {
-      if (created.error().is_conflict()) TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", created.error().message});
-      else fail("error creating resource lock", created.error());
+      if (created.error().is_conflict())
+        TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", created.error().message});
+      else
+        fail("error creating resource lock", created.error());
       co_return false;
     }
     state_.observe(*created, steady::now());
@@ -132,11 +134,14 @@ asio::awaitable<bool> Elector::try_acquire_or_renew() {
            {"holder", state_.holder()});
     co_return false;
   }
-  auto wrote = co_await trace::traced(*task_, trace::points::lease_update, api_.update_lease(state_.next(*got, wall::now())));
+  auto wrote =
+      co_await trace::traced(*task_, trace::points::lease_update, api_.update_lease(state_.next(*got, wall::now())));
   if (!wrote) {
     // 409: someone wrote since we read; the next attempt re-reads.
-    if (wrote.error().is_conflict()) TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", wrote.error().message});
-    else fail("error updating resource lock", wrote.error());
+    if (wrote.error().is_conflict())
+      TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", wrote.error().message});
+    else
+      fail("error updating resource lock", wrote.error());
     co_return false;
   }
   state_.observe(*wrote, steady::now());
@@ -148,8 +153,7 @@ asio::awaitable<void> Elector::watch_for_release(std::string rv) {
   trace::TaskScope task("lease/watch");
   watching_ = true;
   std::string target = "/apis/coordination.k8s.io/v1/namespaces/" + kube::url_encode(opts_.resource_namespace) +
-                       "/leases?watch=1&fieldSelector=" +
-                       kube::url_encode("metadata.name=" + opts_.resource_name) +
+                       "/leases?watch=1&fieldSelector=" + kube::url_encode("metadata.name=" + opts_.resource_name) +
                        "&resourceVersion=" + kube::url_encode(rv) + "&timeoutSeconds=300";
   kube::WatchFramer framer;
   auto opened = co_await trace::traced(task, trace::points::watch_open, api_.transport().open_stream(target, framer));
@@ -173,8 +177,9 @@ asio::awaitable<void> Elector::watch_for_release(std::string rv) {
         }
       }
       if (wake && timer_) timer_->cancel();  // try now
-      if (framer.done()) break;  // the server ended this watch; the next failed try opens another
-      auto more = co_await trace::traced(task, trace::points::watch_read, lease_watch_->read_into(framer, std::chrono::seconds(330)));
+      if (framer.done()) break;              // the server ended this watch; the next failed try opens another
+      auto more = co_await trace::traced(task, trace::points::watch_read,
+                                         lease_watch_->read_into(framer, std::chrono::seconds(330)));
       if (!more || !*more) break;
     }
     lease_watch_->close();
@@ -233,8 +238,7 @@ asio::awaitable<bool> Elector::run(std::function<void()> on_leading) {
     if (releasing_) co_return true;
     if (steady::now() - stats_.last_renew >= opts_.renew_deadline || (last_ && !state_.held_by_me())) {
       stats_.leading = false;
-      TS_ERROR("leaderelection lost", {"lease", lease}, {"identity", state_.identity()},
-               {"holder", state_.holder()});
+      TS_ERROR("leaderelection lost", {"lease", lease}, {"identity", state_.identity()}, {"holder", state_.holder()});
       co_return false;
     }
   }
@@ -247,14 +251,18 @@ asio::awaitable<void> Elector::release() {
   if (lease_watch_) lease_watch_->close();
   if (!stats_.leading || !last_) co_return;
   stats_.leading = false;
-  auto wrote = co_await trace::traced(task, trace::points::lease_update, api_.update_lease(state_.release(*last_, wall::now())));
+  auto wrote =
+      co_await trace::traced(task, trace::points::lease_update, api_.update_lease(state_.release(*last_, wall::now())));
   if (!wrote) {
     // Stale RV: re-read once and release that, if it is still ours.
     auto got = co_await api_.get_lease(opts_.resource_namespace, opts_.resource_name);
-    if (got && got->holder_identity == state_.identity()) wrote = co_await api_.update_lease(state_.release(*got, wall::now()));
+    if (got && got->holder_identity == state_.identity())
+      wrote = co_await api_.update_lease(state_.release(*got, wall::now()));
   }
-  if (wrote) TS_LOG(0, "released leader lease", {"lease", opts_.resource_namespace + "/" + opts_.resource_name});
-  else TS_ERROR("failed to release lease", {"err", wrote.error().message});
+  if (wrote)
+    TS_LOG(0, "released leader lease", {"lease", opts_.resource_namespace + "/" + opts_.resource_name});
+  else
+    TS_ERROR("failed to release lease", {"err", wrote.error().message});
 }
 
 void Elector::fail(const char* what, const kube::ApiError& e) {

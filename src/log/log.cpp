@@ -52,11 +52,21 @@ void append_quoted(std::string& out, std::string_view s) {
   out += '"';
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[8];
@@ -72,10 +82,14 @@ void append_quoted(std::string& out, std::string_view s) {
 
 spdlog::level::level_enum to_spdlog(severity s) {
   switch (s) {
-    case severity::info: return spdlog::level::info;
-    case severity::warning: return spdlog::level::warn;
-    case severity::error: return spdlog::level::err;
-    case severity::fatal: return spdlog::level::critical;
+    case severity::info:
+      return spdlog::level::info;
+    case severity::warning:
+      return spdlog::level::warn;
+    case severity::error:
+      return spdlog::level::err;
+    case severity::fatal:
+      return spdlog::level::critical;
   }
   return spdlog::level::info;
 }
@@ -108,21 +122,23 @@ std::string format_body(std::string_view msg, std::initializer_list<field> field
     std::visit(
         [&out](const auto& v) {
           using V = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<V, std::string_view>) append_quoted(out, v);
-          else if constexpr (std::is_same_v<V, bool>) out += v ? "true" : "false";
+          if constexpr (std::is_same_v<V, std::string_view>)
+            append_quoted(out, v);
+          else if constexpr (std::is_same_v<V, bool>)
+            out += v ? "true" : "false";
           else if constexpr (std::is_same_v<V, double>) {
             char buf[32];
             std::snprintf(buf, sizeof buf, "%g", v);
             out += buf;
-          } else out += std::to_string(v);
+          } else
+            out += std::to_string(v);
         },
         f.value);
   }
   return out;
 }
 
-void write(severity s, std::source_location where, std::string_view msg,
-           std::initializer_list<field> fields) {
+void write(severity s, std::source_location where, std::string_view msg, std::initializer_list<field> fields) {
   std::string body = format_body(msg, fields);
   logger()->log(spdlog::source_loc{where.file_name(), static_cast<int>(where.line()), where.function_name()},
                 to_spdlog(s), "{}", body);

@@ -156,8 +156,8 @@ FilterOutcome filter_sampled(const kube::Pod& pod, std::span<const NodeInfo* con
 }
 }  // namespace
 
-Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nodes,
-                      std::mt19937_64& rng, std::vector<NodeScore>* scores, Search* search) {
+Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nodes, std::mt19937_64& rng,
+                      std::vector<NodeScore>* scores, Search* search) {
   if (scores != nullptr) scores->clear();
   Decision d;
   // Upstream answers an empty cluster with ErrNoNodesAvailable, handled as
@@ -166,9 +166,9 @@ Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nod
 
   const NodeNameSet allowed = prefilter_node_names(pod);
   if (allowed.conflict) {
-    return not_scheduled(std::move(d), false,
-                         "0/" + std::to_string(nodes.size()) + " nodes are available: " +
-                             std::string(kPodAffinityTermsConflict) + ".");
+    return not_scheduled(
+        std::move(d), false,
+        "0/" + std::to_string(nodes.size()) + " nodes are available: " + std::string(kPodAffinityTermsConflict) + ".");
   }
 
   Scratch& s = scratch();
@@ -220,8 +220,8 @@ Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nod
   if (scores != nullptr) {
     scores->reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-      scores->push_back(NodeScore{s.feasible[i], t.least_allocated[i], t.balanced_allocation[i],
-                                  t.taint_toleration[i], t.node_affinity[i], total[i]});
+      scores->push_back(NodeScore{s.feasible[i], t.least_allocated[i], t.balanced_allocation[i], t.taint_toleration[i],
+                                  t.node_affinity[i], total[i]});
     }
   }
   return d;

@@ -56,8 +56,15 @@ void EventRecorder::push(Item item) {
 void EventRecorder::scheduled(const kube::Pod& pod, const std::string& node) {
   last_failure_.erase(pod.uid);
   Item it;
-  it.event = {pod.ns, pod.name, pod.uid, "Normal", "Scheduled", "Binding",
-              "Successfully assigned " + pod.ns + "/" + pod.name + " to " + node, controller_, instance_};
+  it.event = {pod.ns,
+              pod.name,
+              pod.uid,
+              "Normal",
+              "Scheduled",
+              "Binding",
+              "Successfully assigned " + pod.ns + "/" + pod.name + " to " + node,
+              controller_,
+              instance_};
   push(std::move(it));
 }
 

@@ -44,41 +44,58 @@ bool is_no_schedule_or_execute(kube::TaintEffect e) noexcept {
   return e == kube::TaintEffect::no_schedule || e == kube::TaintEffect::no_execute;
 }
 
-std::string_view or_default(std::string_view v, std::string_view dflt) noexcept {
-  return v.empty() ? dflt : v;
-}
+std::string_view or_default(std::string_view v, std::string_view dflt) noexcept { return v.empty() ? dflt : v; }
 
 }  // namespace
 
 std::string_view plugin_name(Plugin p) noexcept {
   switch (p) {
-    case Plugin::none: return "";
-    case Plugin::node_unschedulable: return "NodeUnschedulable";
-    case Plugin::node_name: return "NodeName";
-    case Plugin::taint_toleration: return "TaintToleration";
-    case Plugin::node_affinity: return "NodeAffinity";
-    case Plugin::node_ports: return "NodePorts";
-    case Plugin::node_resources_fit: return "NodeResourcesFit";
-    case Plugin::balanced_allocation: return "NodeResourcesBalancedAllocation";
+    case Plugin::none:
+      return "";
+    case Plugin::node_unschedulable:
+      return "NodeUnschedulable";
+    case Plugin::node_name:
+      return "NodeName";
+    case Plugin::taint_toleration:
+      return "TaintToleration";
+    case Plugin::node_affinity:
+      return "NodeAffinity";
+    case Plugin::node_ports:
+      return "NodePorts";
+    case Plugin::node_resources_fit:
+      return "NodeResourcesFit";
+    case Plugin::balanced_allocation:
+      return "NodeResourcesBalancedAllocation";
   }
   return "";
 }
 
 std::string_view reason_text(Reason r) noexcept {
   switch (r) {
-    case Reason::node_unschedulable: return "node(s) were unschedulable";
-    case Reason::node_name: return "node(s) didn't match the requested node name";
-    case Reason::untolerated_taint: return "";
-    case Reason::node_affinity: return "node(s) didn't match Pod's node affinity/selector";
-    case Reason::node_ports: return "node(s) didn't have free ports for the requested pod ports";
-    case Reason::too_many_pods: return "Too many pods";
-    case Reason::insufficient_cpu: return "Insufficient cpu";
-    case Reason::insufficient_memory: return "Insufficient memory";
-    case Reason::insufficient_ephemeral_storage: return "Insufficient ephemeral-storage";
-    case Reason::insufficient_extended: return "";
+    case Reason::node_unschedulable:
+      return "node(s) were unschedulable";
+    case Reason::node_name:
+      return "node(s) didn't match the requested node name";
+    case Reason::untolerated_taint:
+      return "";
+    case Reason::node_affinity:
+      return "node(s) didn't match Pod's node affinity/selector";
+    case Reason::node_ports:
+      return "node(s) didn't have free ports for the requested pod ports";
+    case Reason::too_many_pods:
+      return "Too many pods";
+    case Reason::insufficient_cpu:
+      return "Insufficient cpu";
+    case Reason::insufficient_memory:
+      return "Insufficient memory";
+    case Reason::insufficient_ephemeral_storage:
+      return "Insufficient ephemeral-storage";
+    case Reason::insufficient_extended:
+      return "";
     // The plugin list upstream prints is the set of PreFilter plugins that
     // narrowed the node list; NodeAffinity is the only one we have.
-    case Reason::node_affinity_prefilter: return "node(s) didn't satisfy plugin(s) [NodeAffinity]";
+    case Reason::node_affinity_prefilter:
+      return "node(s) didn't satisfy plugin(s) [NodeAffinity]";
   }
   return "";
 }
@@ -124,20 +141,21 @@ bool tolerates(const kube::Toleration& tol, const kube::Taint& taint) noexcept {
   if (tol.effect != kube::TaintEffect::all && tol.effect != taint.effect) return false;
   if (!tol.key.empty() && tol.key != taint.key) return false;
   switch (tol.op) {
-    case kube::TolerationOp::equal: return tol.value == taint.value;
-    case kube::TolerationOp::exists: return true;
-    case kube::TolerationOp::unknown: return false;
+    case kube::TolerationOp::equal:
+      return tol.value == taint.value;
+    case kube::TolerationOp::exists:
+      return true;
+    case kube::TolerationOp::unknown:
+      return false;
   }
   return false;
 }
 
 bool tolerates_any(std::span<const kube::Toleration> tols, const kube::Taint& taint) noexcept {
-  return std::any_of(tols.begin(), tols.end(),
-                     [&](const kube::Toleration& t) { return tolerates(t, taint); });
+  return std::any_of(tols.begin(), tols.end(), [&](const kube::Toleration& t) { return tolerates(t, taint); });
 }
 
-bool label_requirement_matches(const kube::NodeSelectorRequirement& r,
-                               const kube::StringPairs& labels) noexcept {
+bool label_requirement_matches(const kube::NodeSelectorRequirement& r, const kube::StringPairs& labels) noexcept {
   const std::string* v = kube::find_value(labels, r.key);
   switch (r.op) {
     case kube::SelectorOp::in:
@@ -156,18 +174,21 @@ bool label_requirement_matches(const kube::NodeSelectorRequirement& r,
       if (v == nullptr || !parse_int64(*v, have)) return false;
       return r.op == kube::SelectorOp::gt ? have > want : have < want;
     }
-    case kube::SelectorOp::unknown: return false;
+    case kube::SelectorOp::unknown:
+      return false;
   }
   return false;
 }
 
-bool field_requirement_matches(const kube::NodeSelectorRequirement& r,
-                               const kube::Node& node) noexcept {
+bool field_requirement_matches(const kube::NodeSelectorRequirement& r, const kube::Node& node) noexcept {
   if (r.key != kObjectNameField || r.values.size() != 1) return false;
   switch (r.op) {
-    case kube::SelectorOp::in: return node.name == r.values.front();
-    case kube::SelectorOp::not_in: return node.name != r.values.front();
-    default: return false;
+    case kube::SelectorOp::in:
+      return node.name == r.values.front();
+    case kube::SelectorOp::not_in:
+      return node.name != r.values.front();
+    default:
+      return false;
   }
 }
 
@@ -246,8 +267,7 @@ FilterStatus filter_node_unschedulable(const kube::Pod& pod, const NodeInfo& ni)
   if (!ni.node.unschedulable) return {};
   // The taint the node lifecycle controller puts on cordoned nodes; a pod
   // tolerating it (DaemonSets do) may land on a cordoned node.
-  static const kube::Taint kCordon{std::string(kUnschedulableTaintKey), "",
-                                   kube::TaintEffect::no_schedule};
+  static const kube::Taint kCordon{std::string(kUnschedulableTaintKey), "", kube::TaintEffect::no_schedule};
   if (tolerates_any(pod.tolerations, kCordon)) return {};
   return reject(Plugin::node_unschedulable, Code::unresolvable, Reason::node_unschedulable);
 }
@@ -298,8 +318,7 @@ FilterStatus filter_node_resources_fit(const kube::Pod& pod, const NodeInfo& ni)
     if (want.memory > 0 && want.memory > alloc.memory - used.memory) {
       s.add(Reason::insufficient_memory);
     }
-    if (want.ephemeral_storage > 0 &&
-        want.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage) {
+    if (want.ephemeral_storage > 0 && want.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage) {
       s.add(Reason::insufficient_ephemeral_storage);
     }
     for (std::size_t i = 0; i < want.extended.size(); ++i) {
@@ -343,9 +362,8 @@ FilterStatus run_filters(const kube::Pod& pod, const NodeInfo& ni) {
   return filter_node_resources_fit(pod, ni);
 }
 
-FilterOutcome filter_nodes(const kube::Pod& pod, std::span<const NodeInfo* const> nodes,
-                           const NodeNameSet& allowed, std::vector<const NodeInfo*>& feasible,
-                           FilterSink& sink) {
+FilterOutcome filter_nodes(const kube::Pod& pod, std::span<const NodeInfo* const> nodes, const NodeNameSet& allowed,
+                           std::vector<const NodeInfo*>& feasible, FilterSink& sink) {
   FilterOutcome out;
   feasible.resize(nodes.size());
   const NodeInfo** const kept = feasible.data();
@@ -353,9 +371,8 @@ FilterOutcome filter_nodes(const kube::Pod& pod, std::span<const NodeInfo* const
 
   // Hoisted: stores through `kept` could otherwise alias these for the
   // compiler and force a reload per node.
-  const bool simple_pod = pod.node_name.empty() && pod.node_selector.empty() &&
-                          pod.required_affinity.empty() && pod.host_ports.empty() &&
-                          pod.requests.extended.empty();
+  const bool simple_pod = pod.node_name.empty() && pod.node_selector.empty() && pod.required_affinity.empty() &&
+                          pod.host_ports.empty() && pod.requests.extended.empty();
   const std::int64_t cpu = pod.requests.milli_cpu;
   const std::int64_t mem = pod.requests.memory;
   const std::int64_t eph = pod.requests.ephemeral_storage;
@@ -375,8 +392,7 @@ FilterOutcome filter_nodes(const kube::Pod& pod, std::span<const NodeInfo* const
       const auto& a = ni->node.allocatable;
       const auto& u = ni->requested;
       if (ni->pod_count + 1 <= a.pods && (cpu == 0 || cpu <= a.milli_cpu - u.milli_cpu) &&
-          (mem == 0 || mem <= a.memory - u.memory) &&
-          (eph == 0 || eph <= a.ephemeral_storage - u.ephemeral_storage)) {
+          (mem == 0 || mem <= a.memory - u.memory) && (eph == 0 || eph <= a.ephemeral_storage - u.ephemeral_storage)) {
         kept[n_kept++] = ni;
         continue;
       }

@@ -12,8 +12,8 @@ using Extended = std::vector<std::pair<std::string, std::int64_t>>;
 // zeros: an entry that returns to 0 is erased, so the sums after
 // add_pod+remove_pod compare equal to the sums before.
 void add_extended(Extended& ext, std::string_view name, std::int64_t delta) {
-  auto it = std::lower_bound(ext.begin(), ext.end(), name,
-                             [](const auto& e, std::string_view n) { return e.first < n; });
+  auto it =
+      std::lower_bound(ext.begin(), ext.end(), name, [](const auto& e, std::string_view n) { return e.first < n; });
   if (it != ext.end() && it->first == name) {
     it->second += delta;
     if (it->second == 0) ext.erase(it);

@@ -12,11 +12,18 @@ Queue::clock::duration Queue::backoff_for(int attempts) const {
 
 void Queue::detach(Entry& e, const std::string& uid) {
   switch (e.where) {
-    case Where::active: active_.erase(ActiveKey{e.pod.priority, e.queued, e.seq, uid}); break;
-    case Where::backoff: backoff_.erase({e.backoff_until, uid}); break;
-    case Where::unschedulable: unschedulable_.erase({e.unschedulable_since, uid}); break;
+    case Where::active:
+      active_.erase(ActiveKey{e.pod.priority, e.queued, e.seq, uid});
+      break;
+    case Where::backoff:
+      backoff_.erase({e.backoff_until, uid});
+      break;
+    case Where::unschedulable:
+      unschedulable_.erase({e.unschedulable_since, uid});
+      break;
     case Where::in_flight:
-    case Where::done: break;
+    case Where::done:
+      break;
   }
 }
 
@@ -58,8 +65,10 @@ void Queue::add_or_update(const kube::Pod& pod, clock::time_point now) {
       break;
     case Where::unschedulable:
       e.pod = pod;  // its spec changed: it may fit now
-      if (now >= e.backoff_until) to_active(e, pod.uid, now);
-      else to_backoff(e, pod.uid, now);
+      if (now >= e.backoff_until)
+        to_active(e, pod.uid, now);
+      else
+        to_backoff(e, pod.uid, now);
       break;
     case Where::backoff:
     case Where::in_flight:
@@ -122,8 +131,10 @@ void Queue::move_all_to_active_or_backoff(clock::time_point now) {
   for (const auto& entry : unschedulable_) uids.push_back(entry.second);
   for (auto& uid : uids) {
     Entry& e = entries_.at(uid);
-    if (now >= e.backoff_until) to_active(e, uid, now);
-    else to_backoff(e, uid, now);
+    if (now >= e.backoff_until)
+      to_active(e, uid, now);
+    else
+      to_backoff(e, uid, now);
   }
 }
 

@@ -25,10 +25,9 @@ std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
 // updates (our own PodScheduled patch among them) must not send an
 // unschedulable pod round again, or every failure would retry itself.
 bool scheduling_spec_changed(const kube::Pod& a, const kube::Pod& b) {
-  return a.requests != b.requests || a.node_selector != b.node_selector ||
-         a.required_affinity != b.required_affinity || a.preferred_affinity != b.preferred_affinity ||
-         a.tolerations != b.tolerations || a.host_ports != b.host_ports || a.priority != b.priority ||
-         a.scheduling_gated != b.scheduling_gated;
+  return a.requests != b.requests || a.node_selector != b.node_selector || a.required_affinity != b.required_affinity ||
+         a.preferred_affinity != b.preferred_affinity || a.tolerations != b.tolerations ||
+         a.host_ports != b.host_ports || a.priority != b.priority || a.scheduling_gated != b.scheduling_gated;
 }
 }  // namespace
 
@@ -45,8 +44,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
     } else if (s.responsible_for(p)) {
       TS_LOG(3, "Add event for unscheduled pod", {"pod", key(p)});
       s.queue_.add_or_update(p, clock::now());
-      TS_LOG(5, "Pod moved to an internal scheduling queue", {"pod", key(p)}, {"event", "PodAdd"},
-             {"queue", "Active"});
+      TS_LOG(5, "Pod moved to an internal scheduling queue", {"pod", key(p)}, {"event", "PodAdd"}, {"queue", "Active"});
       s.wake();
     }
   }
@@ -184,8 +182,10 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
                      asio::detached);
     } else {
       bool error = d.status == Decision::Status::error;
-      if (error) ++stats_.attempts_error;
-      else ++stats_.attempts_unschedulable;
+      if (error)
+        ++stats_.attempts_error;
+      else
+        ++stats_.attempts_unschedulable;
       if (observer_.attempt) observer_.attempt(error ? "error" : "unschedulable", cycle_seconds);
       TS_LOG(2, "Unable to schedule pod; no fit; waiting", {"pod", key(pod)}, {"err", d.message});
       queue_.unschedulable(pod.uid, clock::now());
@@ -208,8 +208,7 @@ asio::awaitable<void> Scheduler::bind(kube::Pod pod, std::string node, int evalu
   --stats_.binds_in_flight;
   if (r) {
     ++stats_.binds_ok;
-    if (observer_.bound)
-      observer_.bound(attempts, std::chrono::duration<double>(clock::now() - first_queued).count());
+    if (observer_.bound) observer_.bound(attempts, std::chrono::duration<double>(clock::now() - first_queued).count());
     queue_.done(pod.uid);  // stays out of the queue; the watch will confirm it
     TS_LOG(2, "Successfully bound pod to node", {"pod", key(pod)}, {"node", node}, {"evaluatedNodes", evaluated},
            {"feasibleNodes", feasible});

@@ -56,12 +56,10 @@ inline std::int64_t intolerable_prefer_no_schedule(const kube::Pod& pod, const N
     if (taint.effect != kube::TaintEffect::prefer_no_schedule) continue;
     // Only tolerations that could apply to PreferNoSchedule count
     // (getAllTolerationPreferNoSchedule): empty effect or that effect.
-    const bool tolerated =
-        std::any_of(pod.tolerations.begin(), pod.tolerations.end(), [&](const kube::Toleration& t) {
-          return (t.effect == kube::TaintEffect::all ||
-                  t.effect == kube::TaintEffect::prefer_no_schedule) &&
-                 tolerates(t, taint);
-        });
+    const bool tolerated = std::any_of(pod.tolerations.begin(), pod.tolerations.end(), [&](const kube::Toleration& t) {
+      return (t.effect == kube::TaintEffect::all || t.effect == kube::TaintEffect::prefer_no_schedule) &&
+             tolerates(t, taint);
+    });
     if (!tolerated) ++count;
   }
   return count;
@@ -81,9 +79,7 @@ std::int64_t score_least_allocated(const kube::Pod& pod, const NodeInfo& ni) noe
   return least_allocated(nonzero_milli_cpu(pod.requests), nonzero_memory(pod.requests), ni);
 }
 
-bool is_best_effort(const kube::Pod& pod) noexcept {
-  return pod.requests.milli_cpu == 0 && pod.requests.memory == 0;
-}
+bool is_best_effort(const kube::Pod& pod) noexcept { return pod.requests.milli_cpu == 0 && pod.requests.memory == 0; }
 
 std::int64_t score_balanced_allocation(const kube::Pod& pod, const NodeInfo& ni) noexcept {
   return is_best_effort(pod) ? 0 : balanced_allocation(pod.requests.milli_cpu, pod.requests.memory, ni);
@@ -93,12 +89,9 @@ std::int64_t count_intolerable_prefer_no_schedule(const kube::Pod& pod, const No
   return intolerable_prefer_no_schedule(pod, ni);
 }
 
-std::int64_t preferred_affinity_sum(const kube::Pod& pod, const NodeInfo& ni) noexcept {
-  return affinity_sum(pod, ni);
-}
+std::int64_t preferred_affinity_sum(const kube::Pod& pod, const NodeInfo& ni) noexcept { return affinity_sum(pod, ni); }
 
-void default_normalize_score(std::span<std::int64_t> scores, std::int64_t max_score,
-                             bool reverse) noexcept {
+void default_normalize_score(std::span<std::int64_t> scores, std::int64_t max_score, bool reverse) noexcept {
   std::int64_t max_count = 0;
   for (auto s : scores) max_count = std::max(max_count, s);
   if (max_count == 0) {

@@ -22,18 +22,18 @@ void register_metrics(Registry& reg, Sources& src) {
                                      "Watches started again, by resource and reason (expired: 410, relist; "
                                      "closed: the server ended it; error: connection lost or refused).",
                                      {"resource", "reason"});
-  auto& api_requests = reg.counter("toysched_api_requests_total",
-                                   "Requests to the API server by verb and HTTP code ('error': no answer).",
-                                   {"verb", "code"});
-  auto& cache_size = reg.gauge("scheduler_scheduler_cache_size", "Number of nodes, pods, and assumed pods in the cache.",
-                               {"type"});
+  auto& api_requests =
+      reg.counter("toysched_api_requests_total",
+                  "Requests to the API server by verb and HTTP code ('error': no answer).", {"verb", "code"});
+  auto& cache_size =
+      reg.gauge("scheduler_scheduler_cache_size", "Number of nodes, pods, and assumed pods in the cache.", {"type"});
   add_task_metrics(reg);
 
-  src.scheduler.set_observer(sched::SchedulerObserver{
-      [&attempt_duration, profile](const char* result, double seconds) {
-        attempt_duration.with({result, profile}).observe(seconds);
-      },
-      [&sli](int n, double seconds) { sli.with({std::to_string(n)}).observe(seconds); }});
+  src.scheduler.set_observer(
+      sched::SchedulerObserver{[&attempt_duration, profile](const char* result, double seconds) {
+                                 attempt_duration.with({result, profile}).observe(seconds);
+                               },
+                               [&sli](int n, double seconds) { sli.with({std::to_string(n)}).observe(seconds); }});
 
   GaugeFamily* leader = nullptr;
   CounterFamily* transitions = nullptr;
@@ -42,9 +42,9 @@ void register_metrics(Registry& reg, Sources& src) {
                         "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
                         "indicates master. 'name' is the string used to identify the lease.",
                         {"name"});
-    transitions = &reg.counter("toysched_leader_election_transitions_seen_total",
-                               "Changes of the lease's holder this process has seen (its own takeovers included).",
-                               {"name"});
+    transitions =
+        &reg.counter("toysched_leader_election_transitions_seen_total",
+                     "Changes of the lease's holder this process has seen (its own takeovers included).", {"name"});
   }
 
   // Counters mirror the scheduler's own totals at each scrape, so the hot
@@ -67,8 +67,8 @@ void register_metrics(Registry& reg, Sources& src) {
     cache_size.with({"nodes"}).set(static_cast<double>(cache.node_count()));
     cache_size.with({"pods"}).set(static_cast<double>(cache.bound_count()));
     cache_size.with({"assumed_pods"}).set(static_cast<double>(cache.assumed_count()));
-    for (auto [resource, w] : {std::pair{"pods", &src.scheduler.pod_watch_stats()},
-                               std::pair{"nodes", &src.scheduler.node_watch_stats()}}) {
+    for (auto [resource, w] :
+         {std::pair{"pods", &src.scheduler.pod_watch_stats()}, std::pair{"nodes", &src.scheduler.node_watch_stats()}}) {
       sync(watch_restarts.with({resource, "expired"}), static_cast<double>(w->relists_expired));
       sync(watch_restarts.with({resource, "closed"}), static_cast<double>(w->rewatch_clean));
       sync(watch_restarts.with({resource, "error"}), static_cast<double>(w->rewatch_error));
@@ -94,9 +94,8 @@ void add_routes(Routes& routes, Registry& reg, Sources& src) {
   }
   std::vector<HealthCheck> ready = live;
   if (src.elector) {
-    ready.push_back({"leader-election-lease", [&src]() -> std::optional<std::string> {
-                       return src.elector->failing();
-                     }});
+    ready.push_back(
+        {"leader-election-lease", [&src]() -> std::optional<std::string> { return src.elector->failing(); }});
   }
   ready.push_back({"informer-sync", [&src]() -> std::optional<std::string> {
                      if (src.scheduler.synced()) return std::nullopt;

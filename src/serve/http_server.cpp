@@ -33,8 +33,10 @@ class category final : public boost::system::error_category {
   const char* name() const noexcept override { return "toysched.serve"; }
   std::string message(int ev) const override {
     switch (static_cast<errc>(ev)) {
-      case errc::ok: return "ok";
-      case errc::bind_address_invalid: return "bind address must be IP:PORT (e.g. 127.0.0.1:10251)";
+      case errc::ok:
+        return "ok";
+      case errc::bind_address_invalid:
+        return "bind address must be IP:PORT (e.g. 127.0.0.1:10251)";
     }
     return "unknown serve error";
   }
@@ -195,8 +197,8 @@ asio::awaitable<void> session(std::shared_ptr<HttpServer::Impl> impl, tcp::socke
     // The deadline covers the whole request, so a client trickling bytes is
     // cut as surely as a silent one (and an idle keep-alive connection too).
     stream.expires_after(lim.read_timeout);
-    auto [ec, n] = co_await trace::traced(task, trace::points::serve_read,
-                                          http::async_read(stream, buffer, parser, nothrow));
+    auto [ec, n] =
+        co_await trace::traced(task, trace::points::serve_read, http::async_read(stream, buffer, parser, nothrow));
     if (ec) {
       unsigned status = ec == http::error::body_limit ? 413 : ec == http::error::header_limit ? 431 : 0;
       if (status) {  // say why before closing: the client can act on it
@@ -212,8 +214,7 @@ asio::awaitable<void> session(std::shared_ptr<HttpServer::Impl> impl, tcp::socke
     const auto& req = parser.get();
     std::string_view target(req.target().data(), req.target().size());
     auto qmark = target.find('?');
-    Request r{std::string_view(req.method_string().data(), req.method_string().size()),
-              target.substr(0, qmark),
+    Request r{std::string_view(req.method_string().data(), req.method_string().size()), target.substr(0, qmark),
               qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1), req.body()};
     Response out;
     try {
@@ -275,8 +276,10 @@ void add_health_route(Routes& routes, std::string path, std::vector<HealthCheck>
     bool ok = true;
     for (const auto& c : checks) {
       auto reason = c.check();
-      if (reason) lines += "[-]" + c.name + " failed: " + *reason + "\n";
-      else lines += "[+]" + c.name + " ok\n";
+      if (reason)
+        lines += "[-]" + c.name + " failed: " + *reason + "\n";
+      else
+        lines += "[+]" + c.name + " ok\n";
       ok = ok && !reason;
     }
     if (ok && !r.param("verbose")) return Response{200, "text/plain; charset=utf-8", "ok", {}};
@@ -306,7 +309,8 @@ void add_debug_flags_v_route(Routes& routes) {
     int level = 0;
     auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), level);
     if (v.empty() || ec != std::errc{} || end != v.data() + v.size() || level < 0)
-      return Response{400, "text/plain",
+      return Response{400,
+                      "text/plain",
                       "failed set klog.logging.verbosity " + std::string(v) + ": strconv.ParseInt: parsing \"" +
                           std::string(v) + "\": invalid syntax\n",
                       {}};

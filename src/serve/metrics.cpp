@@ -26,19 +26,26 @@ bool valid_name(std::string_view s, bool label) {
 // Label values: backslash, double quote and newline are escaped.
 void append_label_value(std::string& out, std::string_view v) {
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
 }
 
 // HELP text: backslash and newline only (quotes are literal there).
 void append_help(std::string& out, std::string_view v) {
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
 }
 
@@ -110,8 +117,7 @@ void FamilyBase::render_header(std::string& out) const {
   out += '\n';
 }
 
-void FamilyBase::render_labels(std::string& out, const std::vector<std::string>& values,
-                               std::string_view extra) const {
+void FamilyBase::render_labels(std::string& out, const std::vector<std::string>& values, std::string_view extra) const {
   if (values.empty() && extra.empty()) return;
   out += '{';
   for (std::size_t i = 0; i < values.size(); ++i) {

@@ -52,15 +52,16 @@ std::int64_t now_ns() noexcept {
 const char* trim_path(const char* f) noexcept {
   if (!f) return "?";
   for (;;) {
-    if (f[0] == '.' && f[1] == '.' && f[2] == '/') f += 3;
-    else if (f[0] == '.' && f[1] == '/') f += 2;
-    else return f;
+    if (f[0] == '.' && f[1] == '.' && f[2] == '/')
+      f += 3;
+    else if (f[0] == '.' && f[1] == '/')
+      f += 2;
+    else
+      return f;
   }
 }
 
-const char* point_name(std::uint16_t id) noexcept {
-  return id < point_count ? detail::all_points[id].name : nullptr;
-}
+const char* point_name(std::uint16_t id) noexcept { return id < point_count ? detail::all_points[id].name : nullptr; }
 
 // --- async-signal-safe output ------------------------------------------------
 
@@ -78,7 +79,8 @@ class Out {
   Out& operator<<(std::uint64_t v) noexcept {
     char tmp[20];
     int n = 0;
-    do tmp[n++] = char('0' + v % 10); while ((v /= 10) != 0);
+    do tmp[n++] = char('0' + v % 10);
+    while ((v /= 10) != 0);
     while (n) put(&tmp[--n], 1);
     return *this;
   }
@@ -92,7 +94,8 @@ class Out {
     return *this;
   }
   void flush() noexcept {
-    if (str_) str_->append(buf_, len_);
+    if (str_)
+      str_->append(buf_, len_);
     else
       for (std::size_t off = 0; off < len_;) {
         ssize_t w = ::write(fd_, buf_ + off, len_ - off);
@@ -140,9 +143,12 @@ std::size_t write_tasks(Out& out, std::int64_t now) noexcept {
       out << " [running] ";
     }
     out.put(next->name, strnlen(next->name, max_name));
-    if (state == State::waiting && point) out << " at " << point << " (";
-    else if (point) out << ", last at " << point << " (";
-    else out << ", created at (";
+    if (state == State::waiting && point)
+      out << " at " << point << " (";
+    else if (point)
+      out << ", last at " << point << " (";
+    else
+      out << ", created at (";
     out << file << ":" << line << ")\n";
     ++printed;
   }
@@ -157,8 +163,8 @@ std::size_t live_count() noexcept {
 }
 
 void write_header(Out& out, std::int64_t now) noexcept {
-  out << "toy-scheduler: " << std::uint64_t(live_count()) << " tasks, pid " << std::uint64_t(::getpid())
-      << ", up " << std::uint64_t((now - g_start_ns) / 1'000'000) << "ms\n\n";
+  out << "toy-scheduler: " << std::uint64_t(live_count()) << " tasks, pid " << std::uint64_t(::getpid()) << ", up "
+      << std::uint64_t((now - g_start_ns) / 1'000'000) << "ms\n\n";
 }
 
 void write_untracked(Out& out) noexcept {
@@ -174,8 +180,10 @@ void dump_fd(int fd, const Point* crash, std::uint32_t nth, std::uint64_t task) 
   std::int64_t now = now_ns();
   {
     Out out(fd);
-    if (crash) out << "crash-at: " << crash->name << ":" << std::uint64_t(nth) << " reached by task " << task << "\n";
-    else out << "SIGQUIT: quit\n";
+    if (crash)
+      out << "crash-at: " << crash->name << ":" << std::uint64_t(nth) << " reached by task " << task << "\n";
+    else
+      out << "SIGQUIT: quit\n";
     write_header(out, now);
     write_tasks(out, now);
     write_untracked(out);
@@ -210,17 +218,19 @@ void on_sigquit(int) {
 
 std::string_view to_string(State s) noexcept {
   switch (s) {
-    case State::running: return "running";
-    case State::waiting: return "waiting";
-    case State::done: break;
+    case State::running:
+      return "running";
+    case State::waiting:
+      return "waiting";
+    case State::done:
+      break;
   }
   return "done";
 }
 
 // --- TaskScope -------------------------------------------------------------
 
-TaskScope::TaskScope(std::string_view name, std::source_location where) noexcept
-    : TaskScope({name}, where) {}
+TaskScope::TaskScope(std::string_view name, std::source_location where) noexcept : TaskScope({name}, where) {}
 
 TaskScope::TaskScope(std::initializer_list<std::string_view> parts, std::source_location where) noexcept
     : slot_(nullptr), gen_(0) {
@@ -264,9 +274,7 @@ TaskScope::~TaskScope() {
   g_free[g_free_top++] = std::uint16_t(slot_ - g_slots);
 }
 
-std::uint64_t TaskScope::id() const noexcept {
-  return slot_ ? slot_->id.load(std::memory_order_relaxed) : 0;
-}
+std::uint64_t TaskScope::id() const noexcept { return slot_ ? slot_->id.load(std::memory_order_relaxed) : 0; }
 
 // --- WaitGuard ---------------------------------------------------------------
 
@@ -325,8 +333,7 @@ CrashAt parse_crash_at(std::string_view spec) {
     bool ok = !count.empty() && count.size() <= 9;
     for (char ch : count) ok = ok && ch >= '0' && ch <= '9', n = n * 10 + std::uint64_t(ch - '0');
     if (!ok || n == 0)
-      throw std::invalid_argument("--crash-at: the count in \"" + std::string(spec) +
-                                  "\" must be a positive integer");
+      throw std::invalid_argument("--crash-at: the count in \"" + std::string(spec) + "\" must be a positive integer");
     c.nth = std::uint32_t(n);
   }
   return c;
@@ -384,9 +391,15 @@ void json_string(std::string& out, std::string_view v) {
   out += '"';
   for (char c : v) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -412,8 +425,10 @@ std::string dump_json() {
     s += ",\"state\":";
     json_string(s, to_string(t.state));
     s += ",\"point\":";
-    if (t.point) json_string(s, t.point->name);
-    else s += "null";
+    if (t.point)
+      json_string(s, t.point->name);
+    else
+      s += "null";
     s += ",\"file\":";
     json_string(s, t.file);
     s += ",\"line\":" + std::to_string(t.line);
@@ -433,8 +448,8 @@ std::vector<TaskInfo> snapshot() {
     if (state == State::done) continue;
     std::uint16_t p = s.point.load(std::memory_order_relaxed);
     v.push_back({s.id.load(std::memory_order_relaxed), std::string(s.name, strnlen(s.name, max_name)), state,
-                 p < point_count ? &detail::all_points[p] : nullptr,
-                 trim_path(s.file.load(std::memory_order_relaxed)), s.line.load(std::memory_order_relaxed),
+                 p < point_count ? &detail::all_points[p] : nullptr, trim_path(s.file.load(std::memory_order_relaxed)),
+                 s.line.load(std::memory_order_relaxed),
                  state == State::waiting ? (now - s.since_ns.load(std::memory_order_relaxed)) / 1'000'000 : 0});
   }
   std::sort(v.begin(), v.end(), [](const TaskInfo& a, const TaskInfo& b) { return a.id < b.id; });

@@ -39,11 +39,21 @@ int main(int argc, char** argv) {
     for (int i = 0; i < edits; ++i) {
       std::size_t pos = s.empty() ? 0 : rng() % (s.size() + 1);
       switch (rng() % 5) {
-        case 0: if (!s.empty() && pos < s.size()) s.erase(pos, 1 + rng() % 8); break;     // delete
-        case 1: s.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;                             // insert
-        case 2: if (pos < s.size()) s[pos] = static_cast<char>(rng()); break;               // flip
-        case 3: if (!s.empty()) s.resize(rng() % (s.size() + 1)); break;                    // truncate
-        case 4: if (!s.empty()) s.insert(pos, s.substr(rng() % s.size(), 1 + rng() % 32)); break;  // duplicate
+        case 0:
+          if (!s.empty() && pos < s.size()) s.erase(pos, 1 + rng() % 8);
+          break;  // delete
+        case 1:
+          s.insert(pos, 1, alphabet[rng() % alphabet.size()]);
+          break;  // insert
+        case 2:
+          if (pos < s.size()) s[pos] = static_cast<char>(rng());
+          break;  // flip
+        case 3:
+          if (!s.empty()) s.resize(rng() % (s.size() + 1));
+          break;  // truncate
+        case 4:
+          if (!s.empty()) s.insert(pos, s.substr(rng() % s.size(), 1 + rng() % 32));
+          break;  // duplicate
       }
     }
     LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());

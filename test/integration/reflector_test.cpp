@@ -126,8 +126,10 @@ Keys lines(const std::string& text, std::string_view strip_prefix = {}) {
 // What kubectl shows, as ns/name (`-o name` drops the namespace under -A).
 Keys kubectl_pods(const Lab& lab, const std::string& ns = {}) {
   std::vector<std::string> args = {"get", "pods"};
-  if (ns.empty()) args.push_back("-A");
-  else args.insert(args.end(), {"-n", ns});
+  if (ns.empty())
+    args.push_back("-A");
+  else
+    args.insert(args.end(), {"-n", ns});
   args.push_back(R"(-o=jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end})");
   return lines(lab.kubectl(args));
 }
@@ -148,8 +150,7 @@ std::string pod_name(const std::string& prefix, int i) {
 
 // Creates pods prefix-<first..first+n-1> in ns as one List per kubectl
 // process, `procs` processes at once (kubectl's own QPS limit is per process).
-Keys create_pods(const Lab& lab, const std::string& ns, const std::string& prefix, int first, int n,
-                 int procs = 1) {
+Keys create_pods(const Lab& lab, const std::string& ns, const std::string& prefix, int first, int n, int procs = 1) {
   Keys made;
   std::vector<std::string> files;
   const int per = (n + procs - 1) / procs;
@@ -192,7 +193,8 @@ void delete_pods(const Lab& lab, const std::string& ns, const Keys& keys) {
 template <class T>
 void stop_and_drain(asio::io_context& io, Running<T>& r) {
   r.refl.stop();
-  CHECK(pump_until(io, [&] { return r.done; }, 30s));
+  CHECK(pump_until(
+      io, [&] { return r.done; }, 30s));
 }
 
 int free_port() {
@@ -259,11 +261,14 @@ TEST_CASE("2 000 pods and 500 nodes: the stores hold exactly what kubectl shows"
   Running<Pod> pods(io, *c.api);
   Running<Node> nodes(io, *c.api);
   double pods_synced = -1, nodes_synced = -1;
-  REQUIRE(pump_until(io, [&] {
-    if (pods_synced < 0 && pods.refl.synced()) pods_synced = secs_since(t0);
-    if (nodes_synced < 0 && nodes.refl.synced()) nodes_synced = secs_since(t0);
-    return pods.quiet() && nodes.quiet();
-  }, 60s));
+  REQUIRE(pump_until(
+      io,
+      [&] {
+        if (pods_synced < 0 && pods.refl.synced()) pods_synced = secs_since(t0);
+        if (nodes_synced < 0 && nodes.refl.synced()) nodes_synced = secs_since(t0);
+        return pods.quiet() && nodes.quiet();
+      },
+      60s));
   std::printf("list (pages of 500, one loop): %zu pods synced after %.3f s, %zu nodes after %.3f s\n",
               pods.refl.store().size(), pods_synced, nodes.refl.store().size(), nodes_synced);
 
@@ -283,7 +288,8 @@ TEST_CASE("2 000 pods and 500 nodes: the stores hold exactly what kubectl shows"
   pods.rec.clear();
   const Keys gone = first_n(made, 7);
   delete_pods(lab, ns, gone);
-  CHECK(pump_until(io, [&] { return pods.rec.deleted == gone; }, 30s));
+  CHECK(pump_until(
+      io, [&] { return pods.rec.deleted == gone; }, 30s));
   CHECK(pods.keys() == minus(want_pods, gone));
   CHECK(pods.refl.stats().lists == 1);
 
@@ -304,14 +310,17 @@ TEST_CASE("the lab stopped and restarted under a live watch: the watch recovers 
   asio::io_context io;
   Client c(io, lab.kubeconfig());
   Running<Pod> pods(io, *c.api);
-  REQUIRE(pump_until(io, [&] { return pods.quiet(); }, 60s));
+  REQUIRE(pump_until(
+      io, [&] { return pods.quiet(); }, 60s));
   REQUIRE(pods.keys() == kubectl_pods(lab));
   const auto errors_before = pods.refl.stats().rewatch_error;
 
   // Down: nothing is created; the reflector notices and keeps retrying.
   lab.stop();
-  CHECK(pump_until(io, [&] { return pods.refl.stats().rewatch_error > errors_before; }, 30s));
-  pump_until(io, [] { return false; }, 3s);  // a few failed reconnects
+  CHECK(pump_until(
+      io, [&] { return pods.refl.stats().rewatch_error > errors_before; }, 30s));
+  pump_until(
+      io, [] { return false; }, 3s);  // a few failed reconnects
 
   auto t0 = Clock::now();
   auto again = Lab::start(flags, lab.dir());
@@ -325,7 +334,8 @@ TEST_CASE("the lab stopped and restarted under a live watch: the watch recovers 
   CHECK(kubectl_pods(again) == want);
 
   t0 = Clock::now();
-  const bool caught_up = pump_until(io, [&] { return pods.keys() == want && pods.quiet(); }, 90s);
+  const bool caught_up = pump_until(
+      io, [&] { return pods.keys() == want && pods.quiet(); }, 90s);
   std::printf("reflector caught up %.1f s after the writes\n", secs_since(t0));
   print_stats("pods", pods.refl.stats());
   CHECK(caught_up);
@@ -340,7 +350,8 @@ TEST_CASE("the lab stopped and restarted under a live watch: the watch recovers 
   const Keys later = create_pods(again, ns, "later", 0, 3);
   const Keys later_gone = first_n(fresh, 2);
   delete_pods(again, ns, later_gone);
-  CHECK(pump_until(io, [&] { return pods.rec.added == later && pods.rec.deleted == later_gone; }, 30s));
+  CHECK(pump_until(
+      io, [&] { return pods.rec.added == later && pods.rec.deleted == later_gone; }, 30s));
   CHECK(pods.refl.stats().lists == lists);
   CHECK(pods.keys() == kubectl_pods(again));
 
@@ -349,8 +360,8 @@ TEST_CASE("the lab stopped and restarted under a live watch: the watch recovers 
 
 TEST_CASE("410 after compaction: relist, deletes missed while away delivered as deletes") {
   log::set_verbosity(2);
-  const std::vector<std::string> flags = {"--nodes", "3", "--no-kubelet", "--etcd-compaction-interval", "2s",
-                                          "--watch-cache=false"};
+  const std::vector<std::string> flags = {
+      "--nodes", "3", "--no-kubelet", "--etcd-compaction-interval", "2s", "--watch-cache=false"};
   auto lab = Lab::start(flags);
   const std::string port = read_port(lab);
   const std::string ns = testing::unique_name("reflector-410");
@@ -362,7 +373,8 @@ TEST_CASE("410 after compaction: relist, deletes missed while away delivered as 
   ListOptions only_ns;
   only_ns.field_selector = "metadata.namespace=" + ns;
   Running<Pod> pods(io, *c.api, only_ns);
-  REQUIRE(pump_until(io, [&] { return pods.quiet(); }, 60s));
+  REQUIRE(pump_until(
+      io, [&] { return pods.quiet(); }, 60s));
   REQUIRE(pods.keys() == before);
   const std::string old_rv = pods.refl.resource_version();
 
@@ -370,7 +382,8 @@ TEST_CASE("410 after compaction: relist, deletes missed while away delivered as 
   // dialling the old one) misses what happens there, and etcd compacts
   // past its resourceVersion.
   lab.stop();
-  CHECK(pump_until(io, [&] { return pods.refl.stats().rewatch_error >= 1; }, 30s));
+  CHECK(pump_until(
+      io, [&] { return pods.refl.stats().rewatch_error >= 1; }, 30s));
   auto away_flags = flags;
   away_flags.insert(away_flags.end(), {"--port", std::to_string(free_port())});
   auto away = Lab::start(away_flags, lab.dir());
@@ -385,14 +398,17 @@ TEST_CASE("410 after compaction: relist, deletes missed while away delivered as 
     away.kubectl({"create", "configmap", testing::unique_name("tick"), "-n", ns});  // keep revisions moving
     int st = 0;
     std::string err;
-    std::string out = testing::run_command({testing::build_dir() + "/kubectl", "--kubeconfig", away.kubeconfig(),
-                                            "get", "--raw",
-                                            "/api/v1/namespaces/" + ns + "/pods?watch=1&timeoutSeconds=1&resourceVersion=" + old_rv},
-                                           &st, &err);
+    std::string out =
+        testing::run_command({testing::build_dir() + "/kubectl", "--kubeconfig", away.kubeconfig(), "get", "--raw",
+                              "/api/v1/namespaces/" + ns + "/pods?watch=1&timeoutSeconds=1&resourceVersion=" + old_rv},
+                             &st, &err);
     const std::string said = out + err;
-    compacted = said.find("\"code\":410") != std::string::npos || said.find("too old resource version") != std::string::npos;
+    compacted =
+        said.find("\"code\":410") != std::string::npos || said.find("too old resource version") != std::string::npos;
     // Meanwhile the reflector keeps dialling the old port, and failing.
-    if (!compacted) pump_until(io, [] { return false; }, 1s);
+    if (!compacted)
+      pump_until(
+          io, [] { return false; }, 1s);
   }
   REQUIRE_MESSAGE(compacted, "etcd did not compact past resourceVersion " << old_rv << " in 60 s");
   away.stop();
@@ -403,7 +419,8 @@ TEST_CASE("410 after compaction: relist, deletes missed while away delivered as 
   back_flags.insert(back_flags.end(), {"--port", port});
   auto back = Lab::start(back_flags, lab.dir());
   auto t0 = Clock::now();
-  const bool caught_up = pump_until(io, [&] { return pods.keys() == want && pods.quiet(); }, 90s);
+  const bool caught_up = pump_until(
+      io, [&] { return pods.keys() == want && pods.quiet(); }, 90s);
   std::printf("reflector relisted %.1f s after the lab came back\n", secs_since(t0));
   print_stats("pods", pods.refl.stats());
   CHECK(caught_up);

@@ -2,9 +2,9 @@
 // client certificates, keep-alive, a watch stream.
 #include <doctest/doctest.h>
 
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <filesystem>
@@ -40,9 +40,8 @@ std::unique_ptr<Transport> make(asio::io_context& io, ClientConfig c) {
 transport_result<HttpResponse> get(asio::io_context& io, Transport& t, std::string target) {
   HttpRequest req;
   req.target = std::move(target);
-  return run_async(io, [&]() -> asio::awaitable<transport_result<HttpResponse>> {
-    co_return co_await t.request(req);
-  }());
+  return run_async(io,
+                   [&]() -> asio::awaitable<transport_result<HttpResponse>> { co_return co_await t.request(req); }());
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -85,9 +84,9 @@ TEST_CASE("a wrong CA fails with a clear TLS error") {
   auto cfg = load(lab.kubeconfig());
   // Any other CA: the client certificate's issuer is not the serving CA.
   std::string dir = fs::path(lab.kubeconfig()).parent_path().string();
-  std::string other_ca = testing::run_command({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                                               "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj",
-                                               "/CN=not-the-lab", "-keyout", "/dev/null", "-out", "/dev/stdout"});
+  std::string other_ca =
+      testing::run_command({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                            "-days", "1", "-subj", "/CN=not-the-lab", "-keyout", "/dev/null", "-out", "/dev/stdout"});
   cfg.ca_pem = other_ca;
   auto t = make(io, cfg);
   auto r = get(io, *t, "/version");
@@ -138,10 +137,10 @@ TEST_CASE("a watch stream delivers events as they happen") {
     if (!s) co_return false;
     if (framer.status() != 200) co_return false;
     // Create objects from outside while the stream is open.
-    testing::run_command({testing::build_dir() + "/kubectl", "--kubeconfig", lab.kubeconfig(), "-n", ns, "create",
-                          "configmap", "one"});
-    testing::run_command({testing::build_dir() + "/kubectl", "--kubeconfig", lab.kubeconfig(), "-n", ns, "create",
-                          "configmap", "two"});
+    testing::run_command(
+        {testing::build_dir() + "/kubectl", "--kubeconfig", lab.kubeconfig(), "-n", ns, "create", "configmap", "one"});
+    testing::run_command(
+        {testing::build_dir() + "/kubectl", "--kubeconfig", lab.kubeconfig(), "-n", ns, "create", "configmap", "two"});
     std::string line;
     while (lines.size() < 2) {
       auto more = co_await (*s)->read_into(framer, std::chrono::seconds(20));
@@ -178,13 +177,18 @@ TEST_CASE("429 with Retry-After from a real API server is retried until it succe
   auto& t = **created;
   int ok = 0, other = 0;
   for (int i = 0; i < 10; ++i) {
-    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-      HttpRequest req;
-      req.target = "/openapi/v2";  // a few MB: slow enough to overlap
-      auto r = co_await t.request(req);
-      if (r && r->status == 200) ++ok;
-      else ++other;
-    }, asio::detached);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          HttpRequest req;
+          req.target = "/openapi/v2";  // a few MB: slow enough to overlap
+          auto r = co_await t.request(req);
+          if (r && r->status == 200)
+            ++ok;
+          else
+            ++other;
+        },
+        asio::detached);
   }
   io.run_for(std::chrono::seconds(120));
   std::uint64_t throttled = 0;

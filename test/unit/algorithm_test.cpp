@@ -1,8 +1,8 @@
 // One scheduling decision end to end: FitError messages exactly as
 // kube-scheduler writes them, the status classification, scoring changing
 // the choice, tie-breaking, and spreading.
-#include "builders.hpp"
 #include "toysched/sched/algorithm.hpp"
+#include "builders.hpp"
 #include "toysched/sched/node_info.hpp"
 
 #include <doctest/doctest.h>
@@ -47,8 +47,7 @@ TEST_CASE("FitError: insufficient cpu and an untolerated taint") {
   };
   const auto d = run(make_pod().cpu("2"), nodes);
   CHECK(d.status == Decision::Status::unschedulable);  // n1 could be freed by preemption
-  CHECK(d.message ==
-        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}.");
+  CHECK(d.message == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}.");
   CHECK(d.node.empty());
   CHECK(d.evaluated_nodes == 3);
   CHECK(d.feasible_nodes == 0);
@@ -74,12 +73,12 @@ TEST_CASE("FitError: a node with two reasons counts in both; lines sort as strin
   // Node "c" fails cpu and memory and counts under both. The lines sort as
   // whole strings in byte order (Go's sort.Strings), count included: ' ' <
   // '1', so "1 Too many pods" comes before "11 Insufficient memory".
-  CHECK(d.message ==
-        "0/12 nodes are available: 1 Insufficient cpu, 1 Too many pods, 11 Insufficient memory.");
+  CHECK(d.message == "0/12 nodes are available: 1 Insufficient cpu, 1 Too many pods, 11 Insufficient memory.");
 
   std::vector<NodeInfo> many;
   for (int i = 0; i < 10; ++i) many.push_back(make_node().name("m" + std::to_string(i)).memory("1Gi").info());
-  for (int i = 0; i < 2; ++i) many.push_back(make_node().name("t" + std::to_string(i)).taint("k", "v", "NoExecute").info());
+  for (int i = 0; i < 2; ++i)
+    many.push_back(make_node().name("t" + std::to_string(i)).taint("k", "v", "NoExecute").info());
   CHECK(run(make_pod().memory("2Gi"), many).message ==
         "0/12 nodes are available: 10 Insufficient memory, 2 node(s) had untolerated taint {k: v}.");
 }
@@ -108,8 +107,7 @@ TEST_CASE("host port conflict is resolvable") {
   nodes[0].add_pod(make_pod().name("web").host_port(80));
   const auto d = run(make_pod().host_port(80), nodes);
   CHECK(d.status == Decision::Status::unschedulable);
-  CHECK(d.message ==
-        "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports.");
+  CHECK(d.message == "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports.");
 }
 
 TEST_CASE("matchFields metadata.name: other nodes are not evaluated") {
@@ -122,17 +120,14 @@ TEST_CASE("matchFields metadata.name: other nodes are not evaluated") {
   auto d = run(pinned, nodes);
   CHECK(d.status == Decision::Status::unschedulable);
   CHECK(d.evaluated_nodes == 1);
-  CHECK(d.message ==
-        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+  CHECK(d.message == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].");
 
   d = run(make_pod().required(term().field("metadata.name", "In", {"n3"})), nodes);
   CHECK(d.status == Decision::Status::scheduled);
   CHECK(d.node == "n3");
   CHECK(d.evaluated_nodes == 1);
 
-  d = run(make_pod().required(
-              term().field("metadata.name", "In", {"n1"}).field("metadata.name", "In", {"n3"})),
-          nodes);
+  d = run(make_pod().required(term().field("metadata.name", "In", {"n1"}).field("metadata.name", "In", {"n3"})), nodes);
   CHECK(d.status == Decision::Status::unresolvable);
   CHECK(d.message == "0/3 nodes are available: pod affinity terms conflict.");
 }
@@ -181,8 +176,7 @@ TEST_CASE("preferred node affinity changes the chosen node") {
   // Make "ssd" the less attractive node by resources: it must still win,
   // by 2 × 100 for affinity against a small LeastAllocated gap.
   nodes[1].add_pod(make_pod().name("x").cpu("1").memory("8Gi"));
-  const kube::Pod pod = make_pod().cpu("100m").memory("100Mi")
-                            .preferred(1, term().expr("disk", "In", {"ssd"}));
+  const kube::Pod pod = make_pod().cpu("100m").memory("100Mi").preferred(1, term().expr("disk", "In", {"ssd"}));
   for (std::uint64_t seed = 0; seed < 20; ++seed) CHECK(run(pod, nodes, seed).node == "ssd");
   // Without the preference the emptier node wins.
   CHECK(run(make_pod().cpu("100m").memory("100Mi"), nodes).node == "plain");

@@ -46,8 +46,8 @@ inline kube::TaintEffect effect(std::string_view e) {
 
 inline void set_extended(std::vector<std::pair<std::string, std::int64_t>>& ext, std::string_view name,
                          std::int64_t v) {
-  auto it = std::lower_bound(ext.begin(), ext.end(), name,
-                             [](const auto& e, std::string_view n) { return e.first < n; });
+  auto it =
+      std::lower_bound(ext.begin(), ext.end(), name, [](const auto& e, std::string_view n) { return e.first < n; });
   if (it != ext.end() && it->first == name) {
     it->second = v;
   } else {
@@ -65,8 +65,7 @@ inline kube::SelectorOp selector_op(std::string_view op) {
   return kube::SelectorOp::unknown;
 }
 
-inline kube::NodeSelectorRequirement req(std::string key, std::string_view op,
-                                         std::vector<std::string> values = {}) {
+inline kube::NodeSelectorRequirement req(std::string key, std::string_view op, std::vector<std::string> values = {}) {
   return {std::move(key), selector_op(op), std::move(values)};
 }
 
@@ -91,7 +90,10 @@ inline TermBuilder term() { return {}; }
 
 class PodBuilder {
  public:
-  PodBuilder& ns(std::string v) { p_.ns = std::move(v); return *this; }
+  PodBuilder& ns(std::string v) {
+    p_.ns = std::move(v);
+    return *this;
+  }
   // The uid follows the name unless set explicitly, so pods built with
   // different names are different pods to a cache keyed by uid.
   PodBuilder& name(std::string v) {
@@ -104,10 +106,22 @@ class PodBuilder {
     uid_set_ = true;
     return *this;
   }
-  PodBuilder& node_name(std::string v) { p_.node_name = std::move(v); return *this; }
-  PodBuilder& priority(std::int32_t v) { p_.priority = v; return *this; }
-  PodBuilder& cpu(std::string_view q) { p_.requests.milli_cpu = milli(q); return *this; }
-  PodBuilder& memory(std::string_view q) { p_.requests.memory = value(q); return *this; }
+  PodBuilder& node_name(std::string v) {
+    p_.node_name = std::move(v);
+    return *this;
+  }
+  PodBuilder& priority(std::int32_t v) {
+    p_.priority = v;
+    return *this;
+  }
+  PodBuilder& cpu(std::string_view q) {
+    p_.requests.milli_cpu = milli(q);
+    return *this;
+  }
+  PodBuilder& memory(std::string_view q) {
+    p_.requests.memory = value(q);
+    return *this;
+  }
   PodBuilder& ephemeral_storage(std::string_view q) {
     p_.requests.ephemeral_storage = value(q);
     return *this;
@@ -121,13 +135,12 @@ class PodBuilder {
     return *this;
   }
   // Toleration{key, operator ("Equal"/"Exists"/""), value, effect ("" = all)}.
-  PodBuilder& toleration(std::string key, std::string_view op, std::string value,
-                         std::string_view eff = "") {
+  PodBuilder& toleration(std::string key, std::string_view op, std::string value, std::string_view eff = "") {
     kube::Toleration t;
     t.key = std::move(key);
-    t.op = op == "Exists"                   ? kube::TolerationOp::exists
+    t.op = op == "Exists"                  ? kube::TolerationOp::exists
            : (op == "Equal" || op.empty()) ? kube::TolerationOp::equal
-                                            : kube::TolerationOp::unknown;
+                                           : kube::TolerationOp::unknown;
     t.value = std::move(value);
     t.effect = effect(eff);
     p_.tolerations.push_back(std::move(t));
@@ -172,13 +185,22 @@ class NodeBuilder {
     }
     return *this;
   }
-  NodeBuilder& cpu(std::string_view q) { n_.allocatable.milli_cpu = milli(q); return *this; }
-  NodeBuilder& memory(std::string_view q) { n_.allocatable.memory = value(q); return *this; }
+  NodeBuilder& cpu(std::string_view q) {
+    n_.allocatable.milli_cpu = milli(q);
+    return *this;
+  }
+  NodeBuilder& memory(std::string_view q) {
+    n_.allocatable.memory = value(q);
+    return *this;
+  }
   NodeBuilder& ephemeral_storage(std::string_view q) {
     n_.allocatable.ephemeral_storage = value(q);
     return *this;
   }
-  NodeBuilder& pods(std::int64_t n) { n_.allocatable.pods = n; return *this; }
+  NodeBuilder& pods(std::int64_t n) {
+    n_.allocatable.pods = n;
+    return *this;
+  }
   NodeBuilder& extended(std::string_view res, std::string_view q) {
     set_extended(n_.allocatable.extended, res, value(q));
     return *this;
@@ -197,7 +219,10 @@ class NodeBuilder {
     n_.taints.push_back({std::move(key), std::move(value), effect(eff)});
     return *this;
   }
-  NodeBuilder& unschedulable(bool v = true) { n_.unschedulable = v; return *this; }
+  NodeBuilder& unschedulable(bool v = true) {
+    n_.unschedulable = v;
+    return *this;
+  }
   kube::Node obj() const { return n_; }
   operator kube::Node() const { return n_; }  // NOLINT: builder
   // A NodeInfo with no pods counted yet.

@@ -57,7 +57,7 @@ struct FakeEnv {
 };
 
 // "CA-PEM" etc. in base64, so tests can see which source a field came from.
-constexpr const char* kCaB64 = "Q0EtUEVN";      // CA-PEM
+constexpr const char* kCaB64 = "Q0EtUEVN";        // CA-PEM
 constexpr const char* kCertB64 = "Q0VSVC1QRU0=";  // CERT-PEM
 constexpr const char* kKeyB64 = "S0VZLVBFTQ==";   // KEY-PEM
 
@@ -130,8 +130,8 @@ TEST_CASE("server URLs") {
   CHECK(u->tls());
   CHECK(u->host == "kube.local");
 
-  for (const char* bad : {"ftp://x", "https://", "https://h:0", "https://h:70000", "https://h:x",
-                          "https://user@h", "https://h/?a=b", "https://fd00::1", "https://[fd00::1"}) {
+  for (const char* bad : {"ftp://x", "https://", "https://h:0", "https://h:70000", "https://h:x", "https://user@h",
+                          "https://h/?a=b", "https://fd00::1", "https://[fd00::1"}) {
     INFO(bad);
     CHECK_FALSE(parse_server_url(bad).has_value());
   }
@@ -197,14 +197,17 @@ clusters:
   cluster:
     server: https://k
     certificate-authority: missing/ca.crt
-    certificate-authority-data: )") + kCaB64 + R"(
+    certificate-authority-data: )") +
+                              kCaB64 + R"(
 users:
 - name: u
   user:
     client-certificate: missing/c.crt
-    client-certificate-data: )" + kCertB64 + R"(
+    client-certificate-data: )" +
+                              kCertB64 + R"(
     client-key: missing/c.key
-    client-key-data: )" + kKeyB64 + R"(
+    client-key-data: )" + kKeyB64 +
+                              R"(
 contexts:
 - name: c
   context: {cluster: k, user: u}
@@ -312,8 +315,8 @@ contexts:
 - {name: basic, context: {cluster: k, user: basic}}
 )");
   require_error(load_kubeconfig({p}), errc::config_unsupported_auth,
-                {"user \"gke-user\"", p.string(), "exec credentials (gke-gcloud-auth-plugin)",
-                 "does not support", "use a token or client certificate"});
+                {"user \"gke-user\"", p.string(), "exec credentials (gke-gcloud-auth-plugin)", "does not support",
+                 "use a token or client certificate"});
   require_error(load_kubeconfig({p}, "gcp"), errc::config_unsupported_auth,
                 {"user \"old-gcp\"", p.string(), "auth-provider (gcp)"});
   auto r = load_kubeconfig({p}, "basic");
@@ -401,14 +404,16 @@ TEST_CASE("kubeconfig: bad YAML and wrong shapes name the file and line") {
   require_error(r, errc::config_malformed, {p.string(), "not valid YAML", "line "});
 
   const fs::path shape = t.write("shape", "current-context: c\nclusters:\n  name: k\n");
-  require_error(load_kubeconfig({shape}), errc::config_malformed, {shape.string(), "clusters must be a list", "line 3"});
+  require_error(load_kubeconfig({shape}), errc::config_malformed,
+                {shape.string(), "clusters must be a list", "line 3"});
 
   const fs::path field = t.write("field", R"(current-context: c
 clusters: [{name: k, cluster: {server: {nested: 1}}}]
 users: [{name: u, user: {}}]
 contexts: [{name: c, context: {cluster: k, user: u}}]
 )");
-  require_error(load_kubeconfig({field}), errc::config_malformed, {field.string(), "server must be a string", "line 2"});
+  require_error(load_kubeconfig({field}), errc::config_malformed,
+                {field.string(), "server must be a string", "line 2"});
 
   // A directory in place of a file is unreadable, with the path and reason.
   fs::create_directories(t.root / "dir");
@@ -465,8 +470,9 @@ TEST_CASE("in-cluster config from the service account volume") {
 TEST_CASE("loading order: --kubeconfig, $KUBECONFIG, in cluster, ~/.kube/config") {
   TempDir t;
   auto kubeconfig = [&](const fs::path& rel, std::string_view server) {
-    return t.write(rel, "current-context: c\nclusters: [{name: k, cluster: {server: \"" + std::string(server) +
-                            "\"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n");
+    return t.write(rel,
+                   "current-context: c\nclusters: [{name: k, cluster: {server: \"" + std::string(server) +
+                       "\"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n");
   };
   const fs::path flag = kubeconfig("flag/config", "https://from-flag");
   const fs::path envfile = kubeconfig("env/config", "https://from-env");

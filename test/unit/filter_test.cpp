@@ -47,20 +47,18 @@ TEST_CASE("NodeUnschedulable: cordoned nodes reject unless the pod tolerates the
   CHECK(reasons(pod, s) == Strings{"node(s) were unschedulable"});
 
   CHECK(sched::filter_node_unschedulable(
-            make_pod().toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"),
-            cordoned)
+            make_pod().toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"), cordoned)
             .ok());
   CHECK(sched::filter_node_unschedulable(make_pod().toleration("", "Exists", ""), cordoned).ok());
   // A toleration for another effect does not cover the NoSchedule cordon.
   CHECK_FALSE(sched::filter_node_unschedulable(
-                  make_pod().toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoExecute"),
-                  cordoned)
+                  make_pod().toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoExecute"), cordoned)
                   .ok());
 }
 
 TEST_CASE("NodeResourcesFit: pods, cpu, memory, ephemeral storage, extended") {
-  NodeInfo ni = make_node().cpu("2").memory("4Gi").ephemeral_storage("10Gi").pods(3)
-                    .extended("example.com/gpu", "2").info();
+  NodeInfo ni =
+      make_node().cpu("2").memory("4Gi").ephemeral_storage("10Gi").pods(3).extended("example.com/gpu", "2").info();
   ni.add_pod(make_pod().name("a").cpu("1500m").memory("3Gi").extended("example.com/gpu", "1"));
 
   SUBCASE("fits") {
@@ -73,18 +71,16 @@ TEST_CASE("NodeResourcesFit: pods, cpu, memory, ephemeral storage, extended") {
     CHECK(reasons(p, sched::filter_node_resources_fit(p, ni)) == Strings{"Insufficient cpu"});
   }
   SUBCASE("several reasons at once, in upstream's order") {
-    const kube::Pod p = make_pod().cpu("1").memory("2Gi").ephemeral_storage("11Gi")
-                            .extended("example.com/gpu", "2");
+    const kube::Pod p = make_pod().cpu("1").memory("2Gi").ephemeral_storage("11Gi").extended("example.com/gpu", "2");
     const auto s = sched::filter_node_resources_fit(p, ni);
     CHECK(s.code == Code::unschedulable);
     CHECK(s.plugin == Plugin::node_resources_fit);
-    CHECK(reasons(p, s) == Strings{"Insufficient cpu", "Insufficient memory",
-                                   "Insufficient ephemeral-storage", "Insufficient example.com/gpu"});
+    CHECK(reasons(p, s) == Strings{"Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage",
+                                   "Insufficient example.com/gpu"});
   }
   SUBCASE("an extended resource the node does not have at all") {
     const kube::Pod p = make_pod().extended("example.com/fpga", "1");
-    CHECK(reasons(p, sched::filter_node_resources_fit(p, ni)) ==
-          Strings{"Insufficient example.com/fpga"});
+    CHECK(reasons(p, sched::filter_node_resources_fit(p, ni)) == Strings{"Insufficient example.com/fpga"});
   }
   SUBCASE("too many pods, with or without requests") {
     ni.add_pod(make_pod().name("b"));
@@ -92,8 +88,7 @@ TEST_CASE("NodeResourcesFit: pods, cpu, memory, ephemeral storage, extended") {
     const kube::Pod empty = make_pod();
     CHECK(reasons(empty, sched::filter_node_resources_fit(empty, ni)) == Strings{"Too many pods"});
     const kube::Pod big = make_pod().cpu("1");
-    CHECK(reasons(big, sched::filter_node_resources_fit(big, ni)) ==
-          Strings{"Too many pods", "Insufficient cpu"});
+    CHECK(reasons(big, sched::filter_node_resources_fit(big, ni)) == Strings{"Too many pods", "Insufficient cpu"});
   }
   SUBCASE("a pod asking for nothing gets only the pod-count check") {
     NodeInfo full = make_node().cpu("1").memory("1Gi").info();
@@ -114,15 +109,13 @@ TEST_CASE("TaintToleration: first untolerated NoSchedule/NoExecute taint") {
   CHECK(reasons(bare, s) == Strings{"node(s) had untolerated taint {dedicated: gpu}"});
 
   const kube::Pod half = make_pod().toleration("dedicated", "Equal", "gpu", "NoSchedule");
-  CHECK(reasons(half, sched::filter_taint_toleration(half, ni)) ==
-        Strings{"node(s) had untolerated taint {evict: }"});
+  CHECK(reasons(half, sched::filter_taint_toleration(half, ni)) == Strings{"node(s) had untolerated taint {evict: }"});
 
   // PreferNoSchedule never blocks.
   CHECK(sched::filter_taint_toleration(
             make_pod().toleration("dedicated", "Exists", "").toleration("evict", "Exists", ""), ni)
             .ok());
-  CHECK(sched::filter_taint_toleration(bare, make_node().taint("soft", "", "PreferNoSchedule").info())
-            .ok());
+  CHECK(sched::filter_taint_toleration(bare, make_node().taint("soft", "", "PreferNoSchedule").info()).ok());
 }
 
 TEST_CASE("toleration matching table (v1.Toleration.ToleratesTaint)") {
@@ -157,38 +150,29 @@ TEST_CASE("toleration matching table (v1.Toleration.ToleratesTaint)") {
 }
 
 TEST_CASE("node affinity operators table (labels.Requirement)") {
-  const kube::Node node = make_node().name("n1").label("zone", "a").label("gen", "5")
-                              .label("word", "five").label("big", "+7");
+  const kube::Node node =
+      make_node().name("n1").label("zone", "a").label("gen", "5").label("word", "five").label("big", "+7");
   struct Row {
     kube::NodeSelectorRequirement r;
     bool want;
   };
   using test::req;
   const std::vector<Row> rows = {
-      {req("zone", "In", {"a", "b"}), true},
-      {req("zone", "In", {"b"}), false},
-      {req("missing", "In", {"a"}), false},
-      {req("zone", "In", {}), false},  // malformed: In needs values
-      {req("zone", "NotIn", {"b"}), true},
-      {req("zone", "NotIn", {"a"}), false},
+      {req("zone", "In", {"a", "b"}), true},  {req("zone", "In", {"b"}), false},
+      {req("missing", "In", {"a"}), false},   {req("zone", "In", {}), false},  // malformed: In needs values
+      {req("zone", "NotIn", {"b"}), true},    {req("zone", "NotIn", {"a"}), false},
       {req("missing", "NotIn", {"a"}), true},  // absent label satisfies NotIn
-      {req("zone", "Exists"), true},
-      {req("missing", "Exists"), false},
+      {req("zone", "Exists"), true},          {req("missing", "Exists"), false},
       {req("zone", "Exists", {"a"}), false},  // malformed: Exists takes no values
-      {req("missing", "DoesNotExist"), true},
-      {req("zone", "DoesNotExist"), false},
-      {req("gen", "Gt", {"4"}), true},
-      {req("gen", "Gt", {"5"}), false},
-      {req("gen", "Lt", {"6"}), true},
-      {req("gen", "Lt", {"5"}), false},
-      {req("gen", "Gt", {"-10"}), true},
-      {req("big", "Gt", {"6"}), true},         // "+7" parses as ParseInt does
-      {req("word", "Gt", {"1"}), false},       // non-integer label
-      {req("missing", "Lt", {"1"}), false},    // absent label
-      {req("gen", "Gt", {"4", "3"}), false},   // malformed: exactly one value
-      {req("gen", "Gt", {"four"}), false},     // malformed: integer value
-      {req("gen", "Gt", {"4.5"}), false},
-      {req("zone", "Bogus", {"a"}), false},
+      {req("missing", "DoesNotExist"), true}, {req("zone", "DoesNotExist"), false},
+      {req("gen", "Gt", {"4"}), true},        {req("gen", "Gt", {"5"}), false},
+      {req("gen", "Lt", {"6"}), true},        {req("gen", "Lt", {"5"}), false},
+      {req("gen", "Gt", {"-10"}), true},      {req("big", "Gt", {"6"}), true},  // "+7" parses as ParseInt does
+      {req("word", "Gt", {"1"}), false},                                        // non-integer label
+      {req("missing", "Lt", {"1"}), false},                                     // absent label
+      {req("gen", "Gt", {"4", "3"}), false},                                    // malformed: exactly one value
+      {req("gen", "Gt", {"four"}), false},                                      // malformed: integer value
+      {req("gen", "Gt", {"4.5"}), false},     {req("zone", "Bogus", {"a"}), false},
   };
   for (std::size_t i = 0; i < rows.size(); ++i) {
     CAPTURE(i);
@@ -207,8 +191,7 @@ TEST_CASE("node affinity operators table (labels.Requirement)") {
   SUBCASE("terms: expressions ANDed, an empty term matches nothing") {
     CHECK(sched::term_matches(term().expr("zone", "In", {"a"}).expr("gen", "Gt", {"1"}), node));
     CHECK_FALSE(sched::term_matches(term().expr("zone", "In", {"a"}).expr("gen", "Gt", {"9"}), node));
-    CHECK(sched::term_matches(term().expr("zone", "In", {"a"}).field("metadata.name", "In", {"n1"}),
-                              node));
+    CHECK(sched::term_matches(term().expr("zone", "In", {"a"}).field("metadata.name", "In", {"n1"}), node));
     CHECK_FALSE(sched::term_matches(term(), node));
   }
 }
@@ -223,8 +206,8 @@ TEST_CASE("NodeAffinity filter: nodeSelector AND required terms (ORed)") {
   CHECK(s.code == Code::unresolvable);
   CHECK(reasons(selector, s) == Strings{"node(s) didn't match Pod's node affinity/selector"});
 
-  const kube::Pod either = make_pod().required(term().expr("zone", "In", {"a"}))
-                               .required(term().expr("zone", "In", {"b"}));
+  const kube::Pod either =
+      make_pod().required(term().expr("zone", "In", {"a"})).required(term().expr("zone", "In", {"b"}));
   CHECK(sched::filter_node_affinity(either, a).ok());
   CHECK(sched::filter_node_affinity(either, b).ok());
 
@@ -281,7 +264,9 @@ TEST_CASE("run_filters: upstream order, the first rejecting plugin decides") {
   s = sched::run_filters(p, ni);
   CHECK(s.plugin == Plugin::node_unschedulable);
 
-  const kube::Pod tolerant = make_pod().cpu("2").toleration("dedicated", "Exists", "")
+  const kube::Pod tolerant = make_pod()
+                                 .cpu("2")
+                                 .toleration("dedicated", "Exists", "")
                                  .toleration("node.kubernetes.io/unschedulable", "Exists", "");
   s = sched::run_filters(tolerant, ni);
   CHECK(s.plugin == Plugin::node_resources_fit);
@@ -294,15 +279,14 @@ TEST_CASE("NodeAffinity PreFilter narrows to the metadata.name sets") {
   SUBCASE("no name pins: all nodes") {
     CHECK(sched::prefilter_node_names(make_pod()).all);
     CHECK(sched::prefilter_node_names(
-              make_pod().required(term().field("metadata.name", "In", {"a"}))
-                  .required(term().expr("zone", "Exists")))
+              make_pod().required(term().field("metadata.name", "In", {"a"})).required(term().expr("zone", "Exists")))
               .all);
   }
   SUBCASE("intersection within a term, union across terms") {
-    const kube::Pod p = make_pod()
-                            .required(term().field("metadata.name", "In", {"a", "b"})
-                                          .field("metadata.name", "In", {"b", "c"}))
-                            .required(term().field("metadata.name", "In", {"d"}));
+    const kube::Pod p =
+        make_pod()
+            .required(term().field("metadata.name", "In", {"a", "b"}).field("metadata.name", "In", {"b", "c"}))
+            .required(term().field("metadata.name", "In", {"d"}));
     const auto set = sched::prefilter_node_names(p);
     CHECK_FALSE(set.all);
     CHECK_FALSE(set.conflict);
@@ -312,8 +296,8 @@ TEST_CASE("NodeAffinity PreFilter narrows to the metadata.name sets") {
     CHECK_FALSE(set.contains("c"));
   }
   SUBCASE("conflict") {
-    const auto set = sched::prefilter_node_names(make_pod().required(
-        term().field("metadata.name", "In", {"a"}).field("metadata.name", "In", {"b"})));
+    const auto set = sched::prefilter_node_names(
+        make_pod().required(term().field("metadata.name", "In", {"a"}).field("metadata.name", "In", {"b"})));
     CHECK(set.conflict);
   }
 }
@@ -323,9 +307,15 @@ TEST_CASE("NodeInfo: remove_pod is the exact inverse of add_pod") {
   ni.add_pod(make_pod().name("base").cpu("250m").memory("1Gi").host_port(53, "UDP"));
   const NodeInfo before = ni;
 
-  const kube::Pod p = make_pod().name("p").cpu("500m").memory("1Gi").ephemeral_storage("2Gi")
-                          .extended("example.com/gpu", "1").extended("hugepages-2Mi", "4Mi")
-                          .host_port(53, "UDP").host_port(8080);
+  const kube::Pod p = make_pod()
+                          .name("p")
+                          .cpu("500m")
+                          .memory("1Gi")
+                          .ephemeral_storage("2Gi")
+                          .extended("example.com/gpu", "1")
+                          .extended("hugepages-2Mi", "4Mi")
+                          .host_port(53, "UDP")
+                          .host_port(8080);
   ni.add_pod(p);
   CHECK(ni.pod_count == 2);
   CHECK(ni.requested.milli_cpu == 750);

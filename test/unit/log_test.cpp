@@ -10,7 +10,10 @@ namespace {
 struct capture {
   std::string text;
   capture() { log::capture_to(&text); }
-  ~capture() { log::capture_to(nullptr); log::set_verbosity(0); }
+  ~capture() {
+    log::capture_to(nullptr);
+    log::set_verbosity(0);
+  }
 };
 }  // namespace
 
@@ -29,7 +32,10 @@ TEST_CASE("levels above -v are not printed, nor their arguments evaluated") {
   capture c;
   log::set_verbosity(2);
   int evaluated = 0;
-  auto arg = [&] { ++evaluated; return 1; };
+  auto arg = [&] {
+    ++evaluated;
+    return 1;
+  };
   TS_LOG(3, "Attempting to schedule pod", {"n", arg()});
   CHECK(c.text.empty());
   CHECK(evaluated == 0);

@@ -3,9 +3,9 @@
 #include "toysched/serve/metrics.hpp"
 #include "toysched/trace/tasks.hpp"
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -16,7 +16,8 @@ namespace {
 
 // The exposition for a small registry, written out by hand from the format
 // spec (and checked by promtool where installed).
-constexpr const char* expected = R"(# HELP scheduler_schedule_attempts_total Number of attempts to schedule pods, by the result.
+constexpr const char* expected =
+    R"(# HELP scheduler_schedule_attempts_total Number of attempts to schedule pods, by the result.
 # TYPE scheduler_schedule_attempts_total counter
 scheduler_schedule_attempts_total{profile="toy-scheduler",result="error"} 0
 scheduler_schedule_attempts_total{profile="toy-scheduler",result="scheduled"} 3

@@ -76,8 +76,8 @@ TEST_CASE("bad flags are one error line and status 1") {
 }
 
 TEST_CASE("leader election timing: lease > renew > 1.2 x retry") {
-  auto o = parse_ok({"--leader-elect", "--leader-elect-lease-duration=4s",
-                     "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=500ms"});
+  auto o = parse_ok({"--leader-elect", "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s",
+                     "--leader-elect-retry-period=500ms"});
   CHECK(o.leader_election.enabled);
   CHECK(o.leader_election.lease_duration == 4s);
   CHECK(o.leader_election.retry_period == 500ms);

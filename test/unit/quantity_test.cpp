@@ -150,11 +150,16 @@ constexpr Case kCases[] = {
 // Inputs ParseQuantity rejects (QPI), plus digit-less ones we reject (OURS)
 // and suffixes outside suffix.go's table (RULE).
 constexpr std::string_view kInvalid[] = {
-    "1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i", "-3.01i", "-3.01e-",  // QPI
-    " 1", "1 ",                                                                     // QPI
-    "", "1.2.3", "12x", "1 Gi", "1e", "--1", "1K", "1ki", "1Kib", "1e+", "1e3.5",   // RULE
-    "1ee3", "1Ee3", "1e3i", "1e9223372036854775808",                               // RULE
-    "Gi", ".", "+", "-", "e5", "m",                                                 // OURS
+    "1.1.M",   "1+1.0M", "0.1mi", "0.1am",
+    "aoeu",    ".5i",    "1i",    "-3.01i",
+    "-3.01e-",        // QPI
+    " 1",      "1 ",  // QPI
+    "",        "1.2.3",  "12x",   "1 Gi",
+    "1e",      "--1",    "1K",    "1ki",
+    "1Kib",    "1e+",    "1e3.5",                           // RULE
+    "1ee3",    "1Ee3",   "1e3i",  "1e9223372036854775808",  // RULE
+    "Gi",      ".",      "+",     "-",
+    "e5",      "m",  // OURS
 };
 
 }  // namespace

@@ -89,11 +89,10 @@ TEST_CASE("TaintToleration score counts intolerable PreferNoSchedule taints") {
                           .info();
   CHECK(sched::count_intolerable_prefer_no_schedule(make_pod(), ni) == 2);
   CHECK(sched::count_intolerable_prefer_no_schedule(make_pod().toleration("a", "Equal", "1"), ni) == 1);
-  CHECK(sched::count_intolerable_prefer_no_schedule(
-            make_pod().toleration("a", "Exists", "", "PreferNoSchedule"), ni) == 1);
+  CHECK(sched::count_intolerable_prefer_no_schedule(make_pod().toleration("a", "Exists", "", "PreferNoSchedule"), ni) ==
+        1);
   // A toleration for another effect does not count.
-  CHECK(sched::count_intolerable_prefer_no_schedule(
-            make_pod().toleration("a", "Exists", "", "NoSchedule"), ni) == 2);
+  CHECK(sched::count_intolerable_prefer_no_schedule(make_pod().toleration("a", "Exists", "", "NoSchedule"), ni) == 2);
   CHECK(sched::count_intolerable_prefer_no_schedule(make_pod().toleration("", "Exists", ""), ni) == 0);
 }
 

@@ -126,12 +126,15 @@ TEST_CASE("traced() marks the task waiting at the point, then running again") {
   asio::io_context ioc;
   std::optional<trace::TaskInfo> after;
   int wait_line = 0;
-  asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
-    auto task = trace::TaskScope("watch/pods");
-    wait_line = __LINE__ + 1;
-    co_await trace::traced(task, trace::points::watch_read, sleep_for(200ms));
-    after = find("watch/pods");
-  }, asio::detached);
+  asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+        auto task = trace::TaskScope("watch/pods");
+        wait_line = __LINE__ + 1;
+        co_await trace::traced(task, trace::points::watch_read, sleep_for(200ms));
+        after = find("watch/pods");
+      },
+      asio::detached);
   ioc.poll();  // runs until it parks on the timer
   auto during = find("watch/pods");
   REQUIRE(during);
@@ -144,28 +147,31 @@ TEST_CASE("traced() marks the task waiting at the point, then running again") {
   REQUIRE(after);
   CHECK(after->state == trace::State::running);
   CHECK(std::string_view(after->point->name) == "watch.read");  // kept as "last at"
-  CHECK_FALSE(find("watch/pods"));  // the task ended
+  CHECK_FALSE(find("watch/pods"));                              // the task ended
 }
 
 TEST_CASE("nested waits restore the outer point; a throwing op still ends the wait") {
   asio::io_context ioc;
   std::optional<trace::TaskInfo> inner_done, after_throw;
-  asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
-    auto task = trace::TaskScope("bind/a/b");
-    auto inner = [&]() -> asio::awaitable<int> {
-      co_await trace::traced(task, trace::points::lease_retry_wait, sleep_for(1ms));
-      inner_done = find("bind/a/b");
-      co_return 7;
-    };
-    int v = co_await trace::traced(task, trace::points::bind_post, inner());
-    CHECK(v == 7);
-    auto thrower = []() -> asio::awaitable<void> {
-      throw std::runtime_error("boom");
-      co_return;
-    };
-    CHECK_THROWS(co_await trace::traced(task, trace::points::bind_post, thrower()));
-    after_throw = find("bind/a/b");
-  }, asio::detached);
+  asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+        auto task = trace::TaskScope("bind/a/b");
+        auto inner = [&]() -> asio::awaitable<int> {
+          co_await trace::traced(task, trace::points::lease_retry_wait, sleep_for(1ms));
+          inner_done = find("bind/a/b");
+          co_return 7;
+        };
+        int v = co_await trace::traced(task, trace::points::bind_post, inner());
+        CHECK(v == 7);
+        auto thrower = []() -> asio::awaitable<void> {
+          throw std::runtime_error("boom");
+          co_return;
+        };
+        CHECK_THROWS(co_await trace::traced(task, trace::points::bind_post, thrower()));
+        after_throw = find("bind/a/b");
+      },
+      asio::detached);
   ioc.run();
   REQUIRE(inner_done);
   CHECK(inner_done->state == trace::State::waiting);
@@ -181,7 +187,7 @@ TEST_CASE("the text dump lists every live task once; JSON and per-point counts a
     asio::co_spawn(*ioc, parked("bind/ns/p" + std::to_string(i), trace::points::bind_post, 10s), asio::detached);
   asio::co_spawn(*ioc, parked("schedule", trace::points::schedule_pop, 10s), asio::detached);
   auto idle = trace::TaskScope("events");  // never waits
-  ioc->poll();  // all parked
+  ioc->poll();                             // all parked
   std::this_thread::sleep_for(60ms);
 
   auto text = trace::dump_text();
@@ -215,8 +221,8 @@ TEST_CASE("--crash-at parses points and counts; unknown names are refused") {
   CHECK(std::string_view(c.point.name) == "bind.post");
   CHECK(c.nth == 10);
   CHECK(trace::parse_crash_at("watch.read").nth == 1);
-  CHECK_THROWS_WITH_AS(trace::parse_crash_at("bind.pst:3"),
-                       doctest::Contains("unknown await point \"bind.pst\""), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(trace::parse_crash_at("bind.pst:3"), doctest::Contains("unknown await point \"bind.pst\""),
+                       std::invalid_argument);
   CHECK_THROWS_AS(trace::parse_crash_at("bind.post:0"), std::invalid_argument);
   CHECK_THROWS_AS(trace::parse_crash_at("bind.post:x"), std::invalid_argument);
   CHECK_THROWS_AS(trace::parse_crash_at("bind.post:"), std::invalid_argument);
@@ -240,8 +246,7 @@ TEST_CASE("crash-at: the Nth arrival dumps every task and exits 2 before the ope
   CHECK(std::regex_search(child.err, std::regex(R"(^crash-at: bind\.post:3 reached by task \d+\n)")));
   CHECK(child.err.find("toy-scheduler: 4 tasks, pid ") != std::string::npos);  // pods 3, 4 never started
   CHECK(std::regex_search(child.err, std::regex(R"(\] schedule at schedule\.pop \(test/unit/trace_test\.cpp:\d+\))")));
-  for (int i = 0; i < 3; ++i)
-    CHECK(count(child.err, "] bind/lab/pod-" + std::to_string(i) + " at bind.post (") == 1);
+  for (int i = 0; i < 3; ++i) CHECK(count(child.err, "] bind/lab/pod-" + std::to_string(i) + " at bind.post (") == 1);
   CHECK(child.err.find("pod-3") == std::string::npos);
   CHECK(child.err.find("\nnative backtrace:\n") != std::string::npos);
 }
@@ -254,10 +259,13 @@ TEST_CASE("SIGQUIT from outside: every task once, a backtrace, exit 2") {
         asio::co_spawn(ioc, parked("watch/nodes", trace::points::watch_read, 10s), asio::detached);
         asio::co_spawn(ioc, parked("watch/pods", trace::points::watch_read, 10s), asio::detached);
         asio::co_spawn(ioc, parked("bind/lab/p", trace::points::bind_post, 10s), asio::detached);
-        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
-          co_await sleep_for(20ms);
-          (void)!write(ready_fd, "r", 1);  // everyone is parked: tell the parent
-        }, asio::detached);
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+              co_await sleep_for(20ms);
+              (void)!write(ready_fd, "r", 1);  // everyone is parked: tell the parent
+            },
+            asio::detached);
         ioc.run();
       },
       [](pid_t pid) { kill(pid, SIGQUIT); });

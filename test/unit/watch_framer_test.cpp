@@ -128,8 +128,9 @@ TEST_CASE("a 10 MB event is refused, not buffered") {
 TEST_CASE("an error before the stream: status and body kept") {
   std::string body =
       R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods is forbidden","reason":"Forbidden","code":403})";
-  std::string s = "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: " +
-                  std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::string s =
+      "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
   WatchFramer f;
   for (char c : s) REQUIRE(f.feed(std::string_view(&c, 1)));
   CHECK(f.status() == 403);

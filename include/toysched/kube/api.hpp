@@ -27,9 +27,7 @@ struct ApiError {
 
   bool is_conflict() const noexcept { return http_status == 409; }
   bool is_not_found() const noexcept { return http_status == 404; }
-  bool is_expired() const noexcept {
-    return http_status == 410 || (status && kube::is_expired(*status));
-  }
+  bool is_expired() const noexcept { return http_status == 410 || (status && kube::is_expired(*status)); }
 };
 template <class T>
 using api_result = boost::system::result<T, ApiError>;

@@ -96,8 +96,8 @@ struct ClientConfig {
   std::string ca_pem;  // empty: the system's trust store
   std::string client_cert_pem;
   std::string client_key_pem;
-  std::string token;       // inline bearer token; a token_file takes over when readable
-  std::string token_file;  // absolute path, re-read by TokenSource (tokens rotate)
+  std::string token;                       // inline bearer token; a token_file takes over when readable
+  std::string token_file;                  // absolute path, re-read by TokenSource (tokens rotate)
   std::string namespace_name = "default";  // context namespace / in-cluster namespace
   ConfigOrigin origin;
 };
@@ -109,7 +109,7 @@ struct Environment {
   // The service account volume every pod gets (automountServiceAccountToken).
   std::filesystem::path serviceaccount_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-  static Environment process();  // getenv() and the real path
+  static Environment process();                    // getenv() and the real path
   std::string get(const std::string& name) const;  // "" when unset
 };
 

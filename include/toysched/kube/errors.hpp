@@ -14,35 +14,33 @@ namespace toysched::kube {
 enum class errc {
   ok = 0,
   // configuration
-  config_invalid = 1,           // a kubeconfig or in-cluster config that cannot be used
-  config_unsupported_auth,      // exec / auth-provider users
-  config_not_found,             // no --kubeconfig, $KUBECONFIG, in-cluster env or ~/.kube/config
-  config_unreadable,            // a kubeconfig, CA, certificate, key or token file that cannot be read
-  config_malformed,             // bad YAML, a field of the wrong type, bad base64
-  token_unreadable,             // a token file that could not be re-read (the last token is kept)
+  config_invalid = 1,       // a kubeconfig or in-cluster config that cannot be used
+  config_unsupported_auth,  // exec / auth-provider users
+  config_not_found,         // no --kubeconfig, $KUBECONFIG, in-cluster env or ~/.kube/config
+  config_unreadable,        // a kubeconfig, CA, certificate, key or token file that cannot be read
+  config_malformed,         // bad YAML, a field of the wrong type, bad base64
+  token_unreadable,         // a token file that could not be re-read (the last token is kept)
   // decoding what the server sent
-  json_malformed = 20,          // not JSON, or the wrong JSON type where an object was needed
-  json_missing_field,           // a field scheduling cannot do without (name, uid, ...)
-  object_too_large,             // a single object or event beyond the decoder's limit
-  stream_truncated,             // a watch stream that ended in the middle of an event
-  quantity_invalid,             // "12x", "", "1.2.3"
-  quantity_overflow,            // beyond int64 in the unit we count in
+  json_malformed = 20,  // not JSON, or the wrong JSON type where an object was needed
+  json_missing_field,   // a field scheduling cannot do without (name, uid, ...)
+  object_too_large,     // a single object or event beyond the decoder's limit
+  stream_truncated,     // a watch stream that ended in the middle of an event
+  quantity_invalid,     // "12x", "", "1.2.3"
+  quantity_overflow,    // beyond int64 in the unit we count in
   // transport
   connect_timeout = 40,
-  connect_failed,               // DNS or TCP refused / unreachable
-  connection_lost,              // the connection broke before a whole response arrived
+  connect_failed,   // DNS or TCP refused / unreachable
+  connection_lost,  // the connection broke before a whole response arrived
   request_timeout,
   tls_failed,
-  http_status,                  // a non-success HTTP status; the Status is kept beside it
+  http_status,  // a non-success HTTP status; the Status is kept beside it
   // protocol
-  watch_expired = 60,           // 410 Gone / reason Expired: relist
+  watch_expired = 60,  // 410 Gone / reason Expired: relist
 };
 
 const boost::system::error_category& error_category() noexcept;
 
-inline boost::system::error_code make_error_code(errc e) noexcept {
-  return {static_cast<int>(e), error_category()};
-}
+inline boost::system::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
 template <class T>
 using result = boost::system::result<T>;

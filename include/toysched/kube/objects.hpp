@@ -69,9 +69,9 @@ struct Taint {
 };
 
 enum class TolerationOp : std::uint8_t {
-  equal,   // also the API default when `operator` is empty
+  equal,  // also the API default when `operator` is empty
   exists,
-  unknown, // a newer operator: tolerates nothing, never something wrong
+  unknown,  // a newer operator: tolerates nothing, never something wrong
 };
 
 struct Toleration {
@@ -134,8 +134,8 @@ struct Pod {
   std::string scheduler_name;
   std::string node_name;
   std::string phase;
-  bool deleting = false;         // metadata.deletionTimestamp set
-  bool scheduling_gated = false; // spec.schedulingGates non-empty: not ours to place yet
+  bool deleting = false;          // metadata.deletionTimestamp set
+  bool scheduling_gated = false;  // spec.schedulingGates non-empty: not ours to place yet
   std::int32_t priority = 0;
   StringPairs node_selector;
   std::vector<NodeSelectorTerm> required_affinity;  // empty = no requirement
@@ -192,11 +192,16 @@ enum class EventType : std::uint8_t { added, modified, deleted, bookmark, error 
 
 constexpr std::string_view to_string(EventType t) noexcept {
   switch (t) {
-    case EventType::added: return "ADDED";
-    case EventType::modified: return "MODIFIED";
-    case EventType::deleted: return "DELETED";
-    case EventType::bookmark: return "BOOKMARK";
-    case EventType::error: return "ERROR";
+    case EventType::added:
+      return "ADDED";
+    case EventType::modified:
+      return "MODIFIED";
+    case EventType::deleted:
+      return "DELETED";
+    case EventType::bookmark:
+      return "BOOKMARK";
+    case EventType::error:
+      return "ERROR";
   }
   return "UNKNOWN";
 }

@@ -79,8 +79,10 @@ class Store {
     for (auto& item : items) {
       auto key = Traits::key(item);
       auto it = objects_.find(key);
-      if (it == objects_.end()) h.on_add(item);
-      else if (Traits::rv(it->second) != Traits::rv(item)) h.on_update(it->second, item);
+      if (it == objects_.end())
+        h.on_add(item);
+      else if (Traits::rv(it->second) != Traits::rv(item))
+        h.on_update(it->second, item);
       next.emplace(std::move(key), std::move(item));
     }
     for (auto& [key, old] : objects_)
@@ -168,7 +170,7 @@ class Reflector {
   bool synced_ = false;
   bool stopping_ = false;
   ReflectorStats stats_;
-  std::unique_ptr<Stream> stream_;  // the open watch, so stop() can close it
+  std::unique_ptr<Stream> stream_;    // the open watch, so stop() can close it
   trace::TaskScope* task_ = nullptr;  // `watch/<resource>`, alive while run() is
   std::unique_ptr<boost::asio::steady_timer> timer_;
 };

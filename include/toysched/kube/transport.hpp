@@ -20,8 +20,8 @@
 #include <boost/beast/http/verb.hpp>
 
 #include <chrono>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,7 +35,7 @@ class WatchFramer;
 
 struct HttpRequest {
   boost::beast::http::verb verb = boost::beast::http::verb::get;
-  std::string target;        // path and query, e.g. /api/v1/pods?limit=500
+  std::string target;  // path and query, e.g. /api/v1/pods?limit=500
   std::string body;
   std::string content_type;  // default application/json when there is a body
 };
@@ -78,7 +78,7 @@ class Stream {
   // Reads what has arrived into the framer. False at the end of the
   // connection. idle_timeout bounds the wait for the next bytes.
   virtual boost::asio::awaitable<transport_result<bool>> read_into(WatchFramer& framer,
-                                                                  std::chrono::milliseconds idle_timeout) = 0;
+                                                                   std::chrono::milliseconds idle_timeout) = 0;
   virtual void close() = 0;
 };
 
@@ -94,7 +94,7 @@ class Transport {
   // Sends a GET and returns once the response status and headers are in (they
   // are fed into the framer). Not rate-limited per event, only per open.
   boost::asio::awaitable<transport_result<std::unique_ptr<Stream>>> open_stream(std::string target,
-                                                                                 WatchFramer& framer);
+                                                                                WatchFramer& framer);
 
   // Opens connections until n are idle in the pool, so the first burst of
   // requests (a race for binds) pays no TCP and TLS handshakes.

@@ -32,10 +32,11 @@ struct field {
   field(std::string_view k, bool v) : key(k), value(v) {}
   field(std::string_view k, double v) : key(k), value(v) {}
   template <class T>
-    requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-  field(std::string_view k, T v) : key(k) {
-    if constexpr (std::is_signed_v<T>) value = static_cast<std::int64_t>(v);
-    else value = static_cast<std::uint64_t>(v);
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) field(std::string_view k, T v) : key(k) {
+    if constexpr (std::is_signed_v<T>)
+      value = static_cast<std::int64_t>(v);
+    else
+      value = static_cast<std::uint64_t>(v);
   }
 };
 
@@ -45,23 +46,19 @@ int verbosity() noexcept;
 bool enabled(int v) noexcept;
 void capture_to(std::string* sink);  // nullptr: back to stderr
 
-void write(severity s, std::source_location where, std::string_view msg,
-           std::initializer_list<field> fields);
+void write(severity s, std::source_location where, std::string_view msg, std::initializer_list<field> fields);
 
 // The text after the klog header, e.g. `"msg" pod="a/b" n=3`. Exposed for tests.
 std::string format_body(std::string_view msg, std::initializer_list<field> fields);
 
 }  // namespace toysched::log
 
-#define TS_LOG(level, msg, ...)                                                            \
-  do {                                                                                     \
-    if (::toysched::log::enabled(level))                                                   \
-      ::toysched::log::write(::toysched::log::severity::info,                              \
-                             std::source_location::current(), msg, {__VA_ARGS__});         \
+#define TS_LOG(level, msg, ...)                                                                                     \
+  do {                                                                                                              \
+    if (::toysched::log::enabled(level))                                                                            \
+      ::toysched::log::write(::toysched::log::severity::info, std::source_location::current(), msg, {__VA_ARGS__}); \
   } while (0)
-#define TS_WARN(msg, ...)                                                                  \
-  ::toysched::log::write(::toysched::log::severity::warning, std::source_location::current(), \
-                         msg, {__VA_ARGS__})
-#define TS_ERROR(msg, ...)                                                                 \
-  ::toysched::log::write(::toysched::log::severity::error, std::source_location::current(), \
-                         msg, {__VA_ARGS__})
+#define TS_WARN(msg, ...) \
+  ::toysched::log::write(::toysched::log::severity::warning, std::source_location::current(), msg, {__VA_ARGS__})
+#define TS_ERROR(msg, ...) \
+  ::toysched::log::write(::toysched::log::severity::error, std::source_location::current(), msg, {__VA_ARGS__})

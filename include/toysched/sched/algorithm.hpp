@@ -68,8 +68,7 @@ struct Search {
 };
 
 // Without `search`, every node is filtered and every feasible one scored.
-Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nodes,
-                      std::mt19937_64& rng, std::vector<NodeScore>* scores = nullptr,
-                      Search* search = nullptr);
+Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nodes, std::mt19937_64& rng,
+                      std::vector<NodeScore>* scores = nullptr, Search* search = nullptr);
 
 }  // namespace toysched::sched

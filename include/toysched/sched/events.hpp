@@ -10,9 +10,9 @@
 // (at most 5 s; older ones go out one at a time), eight at once when it is
 // idle. On a saturated API server an event costs about what a bind does;
 // the benchmark showed them taking a sixth of its capacity in a burst. So
-// in a burst, events trail the binds and catch up right after. Coalesced: the same FailedScheduling message for the same pod is
-// not sent again within 10 minutes, nor is an unchanged condition patched
-// again; beyond 20 000 queued, the oldest are dropped.
+// in a burst, events trail the binds and catch up right after. Coalesced: the same FailedScheduling message for the
+// same pod is not sent again within 10 minutes, nor is an unchanged condition patched again; beyond 20 000 queued, the
+// oldest are dropped.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -40,7 +40,6 @@ class EventRecorder {
 
   boost::asio::awaitable<void> run();  // the `events` task
   void stop();
-
 
  private:
   struct Item {

@@ -51,14 +51,14 @@ enum class Code : std::uint8_t { success, unschedulable, unresolvable };
 enum class Reason : std::uint8_t {
   node_unschedulable,
   node_name,
-  untolerated_taint,      // detail: FilterStatus::taint
+  untolerated_taint,  // detail: FilterStatus::taint
   node_affinity,
   node_ports,
   too_many_pods,
   insufficient_cpu,
   insufficient_memory,
   insufficient_ephemeral_storage,
-  insufficient_extended,  // detail: FilterStatus::extended / extended_overflow
+  insufficient_extended,    // detail: FilterStatus::extended / extended_overflow
   node_affinity_prefilter,  // node left out by NodeAffinity's PreFilter (matchFields metadata.name)
 };
 inline constexpr int kReasonCount = 11;
@@ -104,12 +104,10 @@ bool tolerates_any(std::span<const kube::Toleration> tols, const kube::Taint& ta
 // integer; a malformed requirement matches nothing. Gt/Lt compare the label
 // as a base-10 int64, a non-integer label never matches. NotIn and
 // DoesNotExist match a node without the label.
-bool label_requirement_matches(const kube::NodeSelectorRequirement& r,
-                               const kube::StringPairs& labels) noexcept;
+bool label_requirement_matches(const kube::NodeSelectorRequirement& r, const kube::StringPairs& labels) noexcept;
 // One matchFields entry: only key metadata.name, only In/NotIn with exactly
 // one value (component-helpers nodeaffinity); anything else matches nothing.
-bool field_requirement_matches(const kube::NodeSelectorRequirement& r,
-                               const kube::Node& node) noexcept;
+bool field_requirement_matches(const kube::NodeSelectorRequirement& r, const kube::Node& node) noexcept;
 // A term with neither expressions nor fields matches nothing.
 bool term_matches(const kube::NodeSelectorTerm& t, const kube::Node& node) noexcept;
 // nodeSelector (every pair present with that value) AND, if the pod has
@@ -128,8 +126,8 @@ bool host_ports_conflict(const kube::HostPort& want, const kube::HostPort& used)
 // each term) can pass, and upstream does not even run the filters on the
 // other nodes. `names` points into the pod.
 struct NodeNameSet {
-  bool all = true;        // no restriction
-  bool conflict = false;  // restricted to the empty set
+  bool all = true;                      // no restriction
+  bool conflict = false;                // restricted to the empty set
   std::vector<std::string_view> names;  // sorted, unique
   bool contains(std::string_view n) const noexcept;
 };
@@ -157,8 +155,8 @@ class FilterSink {
 };
 
 struct FilterOutcome {
-  int evaluated = 0;  // nodes the filters ran on
-  int absent = 0;     // nodes the PreFilter left out
+  int evaluated = 0;       // nodes the filters ran on
+  int absent = 0;          // nodes the PreFilter left out
   bool null_node = false;  // a null pointer in the input: nothing else is valid
 };
 
@@ -167,9 +165,8 @@ struct FilterOutcome {
 // that need no more than the resource check (the usual case: no taints, no
 // cordon, a pod without selector, ports or extended resources) take an
 // inlined fast path that builds no FilterStatus.
-FilterOutcome filter_nodes(const kube::Pod& pod, std::span<const NodeInfo* const> nodes,
-                           const NodeNameSet& allowed, std::vector<const NodeInfo*>& feasible,
-                           FilterSink& sink);
+FilterOutcome filter_nodes(const kube::Pod& pod, std::span<const NodeInfo* const> nodes, const NodeNameSet& allowed,
+                           std::vector<const NodeInfo*>& feasible, FilterSink& sink);
 
 // --- scores -----------------------------------------------------------------
 
@@ -215,7 +212,6 @@ void score_nodes(const kube::Pod& pod, std::span<const NodeInfo* const> feasible
 // helper.DefaultNormalizeScore: scale to 0..max_score by the largest value
 // (integer division); reversed means max_score − scaled. All zeros stay 0,
 // or become max_score when reversed.
-void default_normalize_score(std::span<std::int64_t> scores, std::int64_t max_score,
-                             bool reverse) noexcept;
+void default_normalize_score(std::span<std::int64_t> scores, std::int64_t max_score, bool reverse) noexcept;
 
 }  // namespace toysched::sched

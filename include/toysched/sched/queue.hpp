@@ -47,8 +47,8 @@ class Queue {
 
   struct Item {
     kube::Pod pod;
-    int attempts = 0;                      // scheduling attempts so far (incl. this one)
-    clock::time_point first_queued;        // for the SLI: creation → bound
+    int attempts = 0;                // scheduling attempts so far (incl. this one)
+    clock::time_point first_queued;  // for the SLI: creation → bound
   };
   // The next pod to schedule, now in flight; nothing if activeQ is empty.
   std::optional<Item> pop(clock::time_point now);
@@ -76,7 +76,7 @@ class Queue {
     kube::Pod pod;
     Where where = Where::active;
     int attempts = 0;
-    std::uint64_t seq = 0;  // FIFO among equal priority and time
+    std::uint64_t seq = 0;     // FIFO among equal priority and time
     clock::time_point queued;  // when it last entered activeQ (age order)
     clock::time_point first_queued;
     clock::time_point backoff_until;

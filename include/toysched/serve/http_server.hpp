@@ -42,7 +42,7 @@ const boost::system::error_category& error_category() noexcept;
 inline boost::system::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
 struct BindAddress {
-  std::string host;  // an IP literal ("127.0.0.1", "::1", "0.0.0.0")
+  std::string host;        // an IP literal ("127.0.0.1", "::1", "0.0.0.0")
   std::uint16_t port = 0;  // 0: any free port (tests); HttpServer::port() says which
 };
 // "127.0.0.1:10251", "[::1]:10251", "localhost:0". No DNS: a listen

@@ -88,8 +88,7 @@ class FamilyBase {
   void render_header(std::string& out) const;
   // `name{a="x",b="y"` plus `extra` (e.g. le="0.5") and the closing brace;
   // nothing at all without labels.
-  void render_labels(std::string& out, const std::vector<std::string>& values,
-                     std::string_view extra = {}) const;
+  void render_labels(std::string& out, const std::vector<std::string>& values, std::string_view extra = {}) const;
 
   std::string name_, help_;
   const char* type_;

@@ -13,24 +13,24 @@
 #include <string_view>
 
 // X(identifier, "dotted.name", "what the task is waiting for")
-#define TOYSCHED_TRACE_POINTS(X)                                                          \
-  X(schedule_pop, "schedule.pop", "scheduling loop idle: no pod ready or no bind slot")   \
-  X(schedule_yield, "schedule.yield", "scheduling loop letting watches and binds run")    \
-  X(bind_post, "bind.post", "POST pods/binding in flight")                                \
-  X(watch_list, "watch.list", "LIST (initial or relist) in flight")                       \
-  X(watch_open, "watch.open", "opening a watch stream")                                   \
-  X(watch_read, "watch.read", "waiting for the next watch event")                         \
-  X(watch_backoff, "watch.backoff", "backing off before a relist or rewatch")             \
-  X(events_wait, "events.wait", "event recorder idle")                                    \
-  X(events_post, "events.post", "POST events in flight")                                  \
-  X(lease_get, "lease.get", "GET lease in flight")                                        \
-  X(lease_create, "lease.create", "POST lease in flight")                                 \
-  X(lease_update, "lease.update", "PUT lease (acquire or renew) in flight")               \
-  X(lease_retry_wait, "lease.retry_wait", "waiting out the retry period")                 \
-  X(serve_accept, "serve.accept", "HTTP server waiting for a connection")                 \
-  X(serve_read, "serve.read", "HTTP connection waiting for a request")                    \
-  X(serve_write, "serve.write", "HTTP connection writing a response")                     \
-  X(shutdown_drain, "shutdown.drain", "SIGTERM: waiting for binds in flight to finish")   \
+#define TOYSCHED_TRACE_POINTS(X)                                                        \
+  X(schedule_pop, "schedule.pop", "scheduling loop idle: no pod ready or no bind slot") \
+  X(schedule_yield, "schedule.yield", "scheduling loop letting watches and binds run")  \
+  X(bind_post, "bind.post", "POST pods/binding in flight")                              \
+  X(watch_list, "watch.list", "LIST (initial or relist) in flight")                     \
+  X(watch_open, "watch.open", "opening a watch stream")                                 \
+  X(watch_read, "watch.read", "waiting for the next watch event")                       \
+  X(watch_backoff, "watch.backoff", "backing off before a relist or rewatch")           \
+  X(events_wait, "events.wait", "event recorder idle")                                  \
+  X(events_post, "events.post", "POST events in flight")                                \
+  X(lease_get, "lease.get", "GET lease in flight")                                      \
+  X(lease_create, "lease.create", "POST lease in flight")                               \
+  X(lease_update, "lease.update", "PUT lease (acquire or renew) in flight")             \
+  X(lease_retry_wait, "lease.retry_wait", "waiting out the retry period")               \
+  X(serve_accept, "serve.accept", "HTTP server waiting for a connection")               \
+  X(serve_read, "serve.read", "HTTP connection waiting for a request")                  \
+  X(serve_write, "serve.write", "HTTP connection writing a response")                   \
+  X(shutdown_drain, "shutdown.drain", "SIGTERM: waiting for binds in flight to finish") \
   X(main_signal, "main.signal", "main waiting for SIGTERM or SIGINT")
 
 namespace toysched::trace {

@@ -67,11 +67,11 @@ struct Slot {
   std::atomic<std::uint8_t> state{0};
   std::atomic<std::uint16_t> point{no_point};  // current (waiting) or last (running) point
   std::atomic<std::uint32_t> line{0};
-  std::atomic<const char*> file{nullptr};      // source_location's literal: stable
-  std::atomic<std::int64_t> since_ns{0};       // CLOCK_MONOTONIC when the wait began
+  std::atomic<const char*> file{nullptr};  // source_location's literal: stable
+  std::atomic<std::int64_t> since_ns{0};   // CLOCK_MONOTONIC when the wait began
   std::atomic<std::uint64_t> id{0};
-  char name[max_name]{};                       // published before state becomes running
-  std::uint32_t gen = 0;                       // bumped on release; loop thread only
+  char name[max_name]{};  // published before state becomes running
+  std::uint32_t gen = 0;  // bumped on release; loop thread only
 };
 
 // What a wait overwrote, to put back when it ends (nesting).
@@ -89,8 +89,7 @@ struct Saved {
 // The name is copied into the slot.
 class TaskScope {
  public:
-  explicit TaskScope(std::string_view name,
-                     std::source_location where = std::source_location::current()) noexcept;
+  explicit TaskScope(std::string_view name, std::source_location where = std::source_location::current()) noexcept;
   // Joins the parts without allocating: TaskScope{"bind/", ns, "/", name}.
   TaskScope(std::initializer_list<std::string_view> parts,
             std::source_location where = std::source_location::current()) noexcept;
@@ -114,8 +113,7 @@ class TaskScope {
 // dumps and exits before the operation starts.
 class WaitGuard {
  public:
-  WaitGuard(TaskScope& task, Point point,
-            std::source_location where = std::source_location::current()) noexcept;
+  WaitGuard(TaskScope& task, Point point, std::source_location where = std::source_location::current()) noexcept;
   ~WaitGuard();
   WaitGuard(const WaitGuard&) = delete;
   WaitGuard& operator=(const WaitGuard&) = delete;
