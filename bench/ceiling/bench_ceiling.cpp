@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "toysched/json/writer.hpp"
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/config.hpp"
 #include "toysched/kube/objects.hpp"
@@ -111,17 +112,19 @@ struct CreateOptions {
 std::string pod_body(const CreateOptions& o, const std::string& scheduler, int i) {
   char name[64];
   std::snprintf(name, sizeof name, "%s%06d", o.prefix.c_str(), i);
-  std::string b = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":)";
-  kube::append_json_string(b, name);
-  b += R"(,"namespace":)";
-  kube::append_json_string(b, o.ns);
-  b += R"(,"labels":{"app":"bench"}},"spec":{"schedulerName":)";
-  kube::append_json_string(b, scheduler);
+  json::Writer w;
+  w.object().field("apiVersion", "v1").field("kind", "Pod");
+  w.key("metadata").object().field("name", name).field("namespace", o.ns);
+  w.key("labels").object().field("app", "bench").end().end();
+  w.key("spec").object().field("schedulerName", scheduler).field("terminationGracePeriodSeconds", 0);
   // scheduler_perf's templates/pod-default.yaml: one pause container,
   // requests = limits = 100m / 500Mi.
-  b += R"(,"terminationGracePeriodSeconds":0,"containers":[{"name":"pause","image":"registry.k8s.io/pause:3.10",)"
-       R"("resources":{"requests":{"cpu":"100m","memory":"500Mi"},"limits":{"cpu":"100m","memory":"500Mi"}}}]}})";
-  return b;
+  w.key("containers").array().object().field("name", "pause").field("image", "registry.k8s.io/pause:3.10");
+  w.key("resources").object();
+  w.key("requests").object().field("cpu", "100m").field("memory", "500Mi").end();
+  w.key("limits").object().field("cpu", "100m").field("memory", "500Mi").end();
+  w.end().end().end().end().end();
+  return std::move(w).str();
 }
 
 struct Creator {
@@ -137,9 +140,10 @@ struct Creator {
     kube::HttpRequest req;
     req.verb = http::verb::post;
     req.target = "/api/v1/namespaces";
-    req.body = R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":)";
-    kube::append_json_string(req.body, o.ns);
-    req.body += "}}";
+    json::Writer w;
+    w.object().field("apiVersion", "v1").field("kind", "Namespace");
+    w.key("metadata").object().field("name", o.ns).end().end();
+    req.body = std::move(w).str();
     auto r = co_await t.request(std::move(req));
     if (!r || (r->status != 201 && r->status != 409)) {
       std::cerr << "bench-ceiling: cannot create namespace " << o.ns << ": "

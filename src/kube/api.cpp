@@ -2,6 +2,8 @@
 
 #include <boost/throw_exception.hpp>
 
+#include "toysched/json/writer.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -115,25 +117,19 @@ std::string pod_path(std::string_view ns, std::string_view name) {
   return "/api/v1/namespaces/" + url_encode(ns) + "/pods/" + url_encode(name);
 }
 std::string now_micro() { return format_micro_time(std::chrono::system_clock::now()); }
-// JSON text `prefix` (keys and punctuation), then `value` as a JSON string.
-void put(std::string& out, std::string_view prefix, std::string_view value) {
-  out += prefix;
-  append_json_string(out, value);
-}
 }  // namespace
 
 asio::awaitable<api_result<void>> Api::bind(std::string_view ns, std::string_view name, std::string_view uid,
                                             std::string_view node) {
-  std::string body = R"({"apiVersion":"v1","kind":"Binding","metadata":{)";
-  put(body, R"("name":)", name);
-  put(body, R"(,"namespace":)", ns);
-  put(body, R"(,"uid":)", uid);
-  put(body, R"(},"target":{"kind":"Node","name":)", node);
-  body += "}}";
+  json::Writer w;
+  w.object().field("apiVersion", "v1").field("kind", "Binding");
+  w.key("metadata").object().field("name", name).field("namespace", ns).field("uid", uid).end();
+  w.key("target").object().field("kind", "Node").field("name", node).end();
+  w.end();
   HttpRequest req;
   req.verb = http::verb::post;
   req.target = pod_path(ns, name) + "/binding";
-  req.body = std::move(body);
+  req.body = std::move(w).str();
   auto r = co_await call(std::move(req), "bind " + std::string(ns) + "/" + std::string(name));
   if (!r) co_return r.error();
   co_return api_result<void>{};
@@ -157,31 +153,20 @@ asio::awaitable<api_result<void>> Api::create_event(const Event& e) {
   std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(nanos));
   std::string name = e.pod_name + suffix;
   std::string note = truncate_note(e.note);
-  std::string body;
   HttpRequest req;
   req.verb = http::verb::post;
-  // `"namespace":NS,"name":NAME,"uid":UID` of the pod, in both event APIs.
-  auto pod_ref = [&](std::string& out) {
-    put(out, R"(,"namespace":)", e.ns);
-    put(out, R"(,"name":)", e.pod_name);
-    put(out, R"(,"uid":)", e.pod_uid);
-  };
   if (!core_events_) {
-    body = R"({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{)";
-    put(body, R"("name":)", name);
-    put(body, R"(,"namespace":)", e.ns);
-    put(body, R"(},"eventTime":)", now_micro());
-    put(body, R"(,"reportingController":)", e.reporting_controller);
-    put(body, R"(,"reportingInstance":)", e.reporting_instance);
-    put(body, R"(,"action":)", e.action);
-    put(body, R"(,"reason":)", e.reason);
-    body += R"(,"regarding":{"kind":"Pod","apiVersion":"v1")";
-    pod_ref(body);
-    put(body, R"(},"note":)", note);
-    put(body, R"(,"type":)", e.type);
-    body += "}";
+    json::Writer w;
+    w.object().field("apiVersion", "events.k8s.io/v1").field("kind", "Event");
+    w.key("metadata").object().field("name", name).field("namespace", e.ns).end();
+    w.field("eventTime", now_micro());
+    w.field("reportingController", e.reporting_controller).field("reportingInstance", e.reporting_instance);
+    w.field("action", e.action).field("reason", e.reason);
+    w.key("regarding").object().field("kind", "Pod").field("apiVersion", "v1");
+    w.field("namespace", e.ns).field("name", e.pod_name).field("uid", e.pod_uid).end();
+    w.field("note", note).field("type", e.type).end();
     req.target = "/apis/events.k8s.io/v1/namespaces/" + url_encode(e.ns) + "/events";
-    req.body = body;
+    req.body = std::move(w).str();
     auto r = co_await call(req, "create event");
     if (r) co_return api_result<void>{};
     if (!r.error().is_not_found() || r.error().status) co_return r.error();
@@ -189,22 +174,17 @@ asio::awaitable<api_result<void>> Api::create_event(const Event& e) {
   }
   std::string ts = format_micro_time(std::chrono::system_clock::now());
   ts = ts.substr(0, 19) + "Z";  // core/v1 timestamps are whole seconds
-  body = R"({"apiVersion":"v1","kind":"Event","metadata":{)";
-  put(body, R"("name":)", name);
-  put(body, R"(,"namespace":)", e.ns);
-  body += R"(},"involvedObject":{"kind":"Pod","apiVersion":"v1")";
-  pod_ref(body);
-  put(body, R"(},"reason":)", e.reason);
-  put(body, R"(,"message":)", note);
-  put(body, R"(,"type":)", e.type);
-  put(body, R"(,"source":{"component":)", e.reporting_controller);
-  put(body, R"(},"firstTimestamp":)", ts);
-  put(body, R"(,"lastTimestamp":)", ts);
-  put(body, R"(,"count":1,"reportingComponent":)", e.reporting_controller);
-  put(body, R"(,"reportingInstance":)", e.reporting_instance);
-  body += "}";
+  json::Writer w;
+  w.object().field("apiVersion", "v1").field("kind", "Event");
+  w.key("metadata").object().field("name", name).field("namespace", e.ns).end();
+  w.key("involvedObject").object().field("kind", "Pod").field("apiVersion", "v1");
+  w.field("namespace", e.ns).field("name", e.pod_name).field("uid", e.pod_uid).end();
+  w.field("reason", e.reason).field("message", note).field("type", e.type);
+  w.key("source").object().field("component", e.reporting_controller).end();
+  w.field("firstTimestamp", ts).field("lastTimestamp", ts).field("count", 1);
+  w.field("reportingComponent", e.reporting_controller).field("reportingInstance", e.reporting_instance).end();
   req.target = "/api/v1/namespaces/" + url_encode(e.ns) + "/events";
-  req.body = std::move(body);
+  req.body = std::move(w).str();
   auto r = co_await call(std::move(req), "create event");
   if (!r) co_return r.error();
   co_return api_result<void>{};

@@ -24,10 +24,6 @@ namespace toysched::kube {
 
 namespace fs = std::filesystem;
 
-void throw_exception_from_error(const ConfigError& e, const boost::source_location& loc) {
-  boost::throw_with_location(std::runtime_error(e.message), loc);
-}
-
 namespace {
 
 // main() prints the message as one log line; YAML messages and paths could
@@ -38,7 +34,7 @@ std::string one_line(std::string s) {
   return s;
 }
 
-ConfigError make_error(errc code, std::string message) { return {make_error_code(code), one_line(std::move(message))}; }
+Error make_error(errc code, std::string message) { return {make_error_code(code), one_line(std::move(message))}; }
 
 std::string q(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
@@ -117,7 +113,7 @@ std::optional<std::string> base64_decode(std::string_view in) {
 // this and load_kubeconfig turns it back into a value at the boundary. It
 // never escapes this file.
 struct Failure {
-  ConfigError error;
+  Error error;
 };
 
 [[noreturn]] void fail(errc code, std::string message) { throw Failure{make_error(code, std::move(message))}; }
@@ -319,7 +315,7 @@ std::string ServerUrl::authority() const {
 
 std::string ServerUrl::to_string() const { return scheme + "://" + authority() + base_path; }
 
-config_result<ServerUrl> parse_server_url(std::string_view text) {
+expected<ServerUrl> parse_server_url(std::string_view text) {
   auto bad = [&](std::string_view why) {
     return make_error(errc::config_invalid, "server URL " + q(text) + " " + std::string(why));
   };
@@ -404,7 +400,7 @@ std::vector<fs::path> split_kubeconfig_list(std::string_view value) {
   return out;
 }
 
-config_result<ClientConfig> load_kubeconfig(const std::vector<fs::path>& files, std::string_view context) {
+expected<ClientConfig> load_kubeconfig(const std::vector<fs::path>& files, std::string_view context) {
   try {
     Merged m;
     std::string looked;
@@ -427,7 +423,7 @@ config_result<ClientConfig> load_kubeconfig(const std::vector<fs::path>& files, 
   }
 }
 
-config_result<ClientConfig> load_in_cluster(const Environment& env) {
+expected<ClientConfig> load_in_cluster(const Environment& env) {
   const std::string host = env.get("KUBERNETES_SERVICE_HOST");
   const std::string port = env.get("KUBERNETES_SERVICE_PORT");
   if (host.empty() || port.empty())
@@ -461,7 +457,7 @@ config_result<ClientConfig> load_in_cluster(const Environment& env) {
   return c;
 }
 
-config_result<ClientConfig> load_client_config(std::string_view kubeconfig, std::string_view context,
+expected<ClientConfig> load_client_config(std::string_view kubeconfig, std::string_view context,
                                                const Environment& env) {
   if (!kubeconfig.empty()) {
     // An explicit path must exist: silently falling back would talk to the wrong cluster.
@@ -534,7 +530,7 @@ void TokenSource::reload() {
                                                           (token_.empty() ? "" : "; keeping the last token"));
 }
 
-std::optional<ConfigError> TokenSource::take_error() {
+std::optional<Error> TokenSource::take_error() {
   auto e = std::move(pending_error_);
   pending_error_.reset();
   return e;

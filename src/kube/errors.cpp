@@ -1,5 +1,9 @@
 #include "toysched/kube/errors.hpp"
 
+#include <boost/throw_exception.hpp>
+
+#include <stdexcept>
+
 namespace toysched::kube {
 namespace {
 
@@ -58,6 +62,10 @@ class category final : public boost::system::error_category {
 const boost::system::error_category& error_category() noexcept {
   static const category instance;
   return instance;
+}
+
+void throw_exception_from_error(const Error& e, const boost::source_location& loc) {
+  boost::throw_with_location(std::runtime_error(e.message), loc);
 }
 
 }  // namespace toysched::kube

@@ -2,6 +2,8 @@
 // structs, the few things we write rather than read.
 #include "toysched/kube/objects.hpp"
 
+#include "toysched/json/writer.hpp"
+
 #include <chrono>
 #include <cstdio>
 
@@ -70,66 +72,24 @@ std::optional<TimePoint> parse_micro_time(std::string_view s) {
   return time_point_cast<TimePoint::duration>(tp);
 }
 
-void append_json_string(std::string& out, std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out.push_back(hex[c >> 4]);
-          out.push_back(hex[c & 0xf]);
-        } else {
-          out.push_back(ch);  // UTF-8 passes through as is
-        }
-    }
-  }
-  out.push_back('"');
-}
-
 std::string encode_lease(const Lease& l) {
-  std::string out;
-  out.reserve(384);
-  auto key = [&](std::string_view k) {
-    if (out.back() != '{') out.push_back(',');
-    append_json_string(out, k);
-    out.push_back(':');
-  };
-  auto str = [&](std::string_view k, std::string_view v) { key(k), append_json_string(out, v); };
-  out += R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{)";
-  str("name", l.name);
-  if (!l.ns.empty()) str("namespace", l.ns);
+  json::Writer w;
+  w.object().field("apiVersion", "coordination.k8s.io/v1").field("kind", "Lease");
+  w.key("metadata").object().field("name", l.name);
+  if (!l.ns.empty()) w.field("namespace", l.ns);
   // uid and resourceVersion make a PUT conditional on the object we read.
-  if (!l.uid.empty()) str("uid", l.uid);
-  if (!l.resource_version.empty()) str("resourceVersion", l.resource_version);
-  out += R"(},"spec":{)";
+  if (!l.uid.empty()) w.field("uid", l.uid);
+  if (!l.resource_version.empty()) w.field("resourceVersion", l.resource_version);
+  w.end().key("spec").object();
   // Always written, even empty: releasing the lease is holderIdentity "".
-  str("holderIdentity", l.holder_identity);
-  if (l.lease_duration_seconds) key("leaseDurationSeconds"), out += std::to_string(*l.lease_duration_seconds);
-  if (l.acquire_time) str("acquireTime", format_micro_time(*l.acquire_time));
-  if (l.renew_time) str("renewTime", format_micro_time(*l.renew_time));
-  if (l.lease_transitions) key("leaseTransitions"), out += std::to_string(*l.lease_transitions);
-  if (l.strategy) str("strategy", *l.strategy);
-  if (l.preferred_holder) str("preferredHolder", *l.preferred_holder);
-  out += "}}";
-  return out;
+  w.field("holderIdentity", l.holder_identity);
+  if (l.lease_duration_seconds) w.field("leaseDurationSeconds", *l.lease_duration_seconds);
+  if (l.acquire_time) w.field("acquireTime", format_micro_time(*l.acquire_time));
+  if (l.renew_time) w.field("renewTime", format_micro_time(*l.renew_time));
+  if (l.lease_transitions) w.field("leaseTransitions", *l.lease_transitions);
+  if (l.strategy) w.field("strategy", *l.strategy);
+  if (l.preferred_holder) w.field("preferredHolder", *l.preferred_holder);
+  return std::move(w.end().end()).str();
 }
 
 }  // namespace toysched::kube

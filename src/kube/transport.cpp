@@ -31,10 +31,6 @@ namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using std::chrono::milliseconds;
 
-void throw_exception_from_error(const TransportError& e, const boost::source_location& loc) {
-  boost::throw_exception(std::runtime_error(e.message), loc);
-}
-
 namespace {
 
 constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
@@ -55,7 +51,7 @@ struct Connection {
   }
 };
 
-TransportError fail(errc code, std::string message) { return {make_error_code(code), std::move(message)}; }
+Error fail(errc code, std::string message) { return {make_error_code(code), std::move(message)}; }
 
 bool is_ip_address(const std::string& host) {
   boost::system::error_code ec;
@@ -104,7 +100,7 @@ struct Transport::impl {
     return config.tls_server_name.empty() ? config.server.host : config.tls_server_name;
   }
 
-  asio::awaitable<transport_result<std::unique_ptr<Connection>>> connect() {
+  asio::awaitable<expected<std::unique_ptr<Connection>>> connect() {
     std::unique_ptr<Connection> c = tls ? std::make_unique<Connection>(ex, *tls) : std::make_unique<Connection>(ex);
     tcp::resolver resolver(ex);
     auto [rec, endpoints] =
@@ -160,7 +156,7 @@ struct Transport::impl {
   // One request/response on one connection. `answered` tells whether any
   // byte of a response arrived (if not, the request may be replayed).
   template <class S>
-  asio::awaitable<transport_result<HttpResponse>> exchange(S& s, Connection& c,
+  asio::awaitable<expected<HttpResponse>> exchange(S& s, Connection& c,
                                                            const http::request<http::string_body>& req, bool& answered,
                                                            bool& keep) {
     c.lowest().expires_after(opts.request_timeout);
@@ -190,14 +186,14 @@ struct Transport::impl {
     co_return out;
   }
 
-  asio::awaitable<transport_result<HttpResponse>> once(Connection& c, const HttpRequest& r, bool& answered,
+  asio::awaitable<expected<HttpResponse>> once(Connection& c, const HttpRequest& r, bool& answered,
                                                        bool& keep) {
     auto req = build(r);
     if (auto* t = std::get_if<tls_stream>(&c.stream)) co_return co_await exchange(*t, c, req, answered, keep);
     co_return co_await exchange(std::get<beast::tcp_stream>(c.stream), c, req, answered, keep);
   }
 
-  asio::awaitable<transport_result<std::unique_ptr<Connection>>> take() {
+  asio::awaitable<expected<std::unique_ptr<Connection>>> take() {
     while (!idle.empty()) {
       auto c = std::move(idle.front());
       idle.pop_front();
@@ -217,10 +213,10 @@ struct Transport::impl {
 Transport::Transport(std::unique_ptr<impl> p) : p_(std::move(p)) {}
 Transport::~Transport() = default;
 
-config_result<std::unique_ptr<Transport>> Transport::create(asio::any_io_executor ex, ClientConfig config,
+expected<std::unique_ptr<Transport>> Transport::create(asio::any_io_executor ex, ClientConfig config,
                                                             TransportOptions options) {
   auto p = std::make_unique<impl>(ex, std::move(config), std::move(options));
-  auto bad = [](std::string what) { return ConfigError{make_error_code(errc::config_invalid), std::move(what)}; };
+  auto bad = [](std::string what) { return Error{make_error_code(errc::config_invalid), std::move(what)}; };
   if (p->config.server.tls()) {
     ssl::context ctx(ssl::context::tls_client);
     SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
@@ -262,7 +258,7 @@ const std::map<std::pair<std::string, std::string>, std::uint64_t>& Transport::r
   return p_->counts;
 }
 
-asio::awaitable<transport_result<HttpResponse>> Transport::request(HttpRequest r) {
+asio::awaitable<expected<HttpResponse>> Transport::request(HttpRequest r) {
   auto& s = *p_;
   bool replayed = false, reauthenticated = false;
   int retries = 0;
@@ -308,7 +304,7 @@ class StreamImpl final : public Stream {
  public:
   explicit StreamImpl(std::unique_ptr<Connection> c) : c_(std::move(c)) {}
 
-  asio::awaitable<transport_result<bool>> read_into(WatchFramer& framer, milliseconds idle_timeout) override {
+  asio::awaitable<expected<bool>> read_into(WatchFramer& framer, milliseconds idle_timeout) override {
     // A stream's connection is fresh and only ever read here, straight into
     // the framer (headers included): its buffer stays empty.
     char buf[64 * 1024];
@@ -322,13 +318,13 @@ class StreamImpl final : public Stream {
     }
     if (n > 0) {
       auto fed = framer.feed(std::string_view(buf, n));
-      if (!fed) co_return TransportError{fed.error(), "watch stream: " + fed.error().message()};
+      if (!fed) co_return Error{fed.error(), "watch stream: " + fed.error().message()};
     }
     if (ec == beast::error::timeout)
-      co_return TransportError{make_error_code(errc::request_timeout), "watch stream idle for too long"};
+      co_return Error{make_error_code(errc::request_timeout), "watch stream idle for too long"};
     if (ec == asio::error::eof || ec == ssl::error::stream_truncated || ec == asio::error::connection_reset)
       co_return false;
-    if (ec) co_return TransportError{make_error_code(errc::connection_lost), "watch stream: " + ec.message()};
+    if (ec) co_return Error{make_error_code(errc::connection_lost), "watch stream: " + ec.message()};
     co_return true;
   }
 
@@ -344,7 +340,7 @@ class StreamImpl final : public Stream {
 
 }  // namespace
 
-asio::awaitable<transport_result<std::unique_ptr<Stream>>> Transport::open_stream(std::string target,
+asio::awaitable<expected<std::unique_ptr<Stream>>> Transport::open_stream(std::string target,
                                                                                   WatchFramer& framer) {
   auto& s = *p_;
   co_await s.limiter.acquire();

@@ -6,6 +6,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "toysched/json/writer.hpp"
 #include "toysched/log/log.hpp"
 #include "toysched/trace/tasks.hpp"
 
@@ -28,14 +29,11 @@ constexpr auto kRepeatAfter = 10min;
 
 std::string pod_scheduled_false_patch(const std::string& reason, const std::string& message) {
   std::string ts = kube::format_micro_time(std::chrono::system_clock::now()).substr(0, 19) + "Z";
-  std::string body = R"({"status":{"conditions":[{"type":"PodScheduled","status":"False","reason":)";
-  kube::append_json_string(body, reason);
-  body += R"(,"message":)";
-  kube::append_json_string(body, message);
-  body += R"(,"lastProbeTime":null,"lastTransitionTime":)";
-  kube::append_json_string(body, ts);
-  body += "}]}}";
-  return body;
+  json::Writer w;
+  w.object().key("status").object().key("conditions").array().object();
+  w.field("type", "PodScheduled").field("status", "False").field("reason", reason).field("message", message);
+  w.key("lastProbeTime").null().field("lastTransitionTime", ts);
+  return std::move(w.end().end().end().end()).str();
 }
 
 EventRecorder::EventRecorder(kube::Api& api, std::string controller, std::string instance)

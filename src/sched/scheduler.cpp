@@ -8,6 +8,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "toysched/json/writer.hpp"
 #include "toysched/log/log.hpp"
 #include "toysched/sched/algorithm.hpp"
 #include "toysched/trace/tasks.hpp"
@@ -235,36 +236,25 @@ asio::awaitable<void> Scheduler::bind(kube::Pod pod, std::string node, int evalu
 }
 
 std::string Scheduler::debug_cache_json() {
-  std::string out = "{\"nodes\":[";
-  bool first = true;
+  json::Writer w;
+  w.object().key("nodes").array();
   for (const NodeInfo* n : cache_.nodes()) {
-    if (!first) out += ',';
-    first = false;
-    out += "{\"name\":";
-    kube::append_json_string(out, n->node.name);
-    out += ",\"allocatable\":{\"cpu_millis\":" + std::to_string(n->node.allocatable.milli_cpu) +
-           ",\"memory\":" + std::to_string(n->node.allocatable.memory) +
-           ",\"pods\":" + std::to_string(n->node.allocatable.pods) + "}";
-    out += ",\"requested\":{\"cpu_millis\":" + std::to_string(n->requested.milli_cpu) +
-           ",\"memory\":" + std::to_string(n->requested.memory) + "}";
-    out += ",\"pods\":" + std::to_string(n->pod_count) + "}";
+    w.object().field("name", n->node.name);
+    const auto& alloc = n->node.allocatable;
+    w.key("allocatable").object().field("cpu_millis", alloc.milli_cpu).field("memory", alloc.memory);
+    w.field("pods", alloc.pods).end();
+    w.key("requested").object().field("cpu_millis", n->requested.milli_cpu).field("memory", n->requested.memory);
+    w.end().field("pods", n->pod_count).end();
   }
-  out += "],\"assumed\":[";
-  first = true;
+  w.end().key("assumed").array();
   auto now = std::chrono::steady_clock::now();
   for (const auto& a : cache_.assumed()) {
-    if (!first) out += ',';
-    first = false;
-    out += "{\"pod\":";
-    kube::append_json_string(out, a.key);
-    out += ",\"node\":";
-    kube::append_json_string(out, a.node);
-    out += ",\"assumed_ms\":" +
-           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - a.since).count()) + "}";
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - a.since).count();
+    w.object().field("pod", a.key).field("node", a.node).field("assumed_ms", static_cast<std::int64_t>(ms)).end();
   }
-  out += "],\"bound_pods\":" + std::to_string(cache_.bound_count()) +
-         ",\"assumed_pods\":" + std::to_string(cache_.assumed_count()) + "}";
-  return out;
+  w.end().field("bound_pods", static_cast<std::uint64_t>(cache_.bound_count()));
+  w.field("assumed_pods", static_cast<std::uint64_t>(cache_.assumed_count())).end();
+  return std::move(w).str();
 }
 
 void Scheduler::stop_scheduling() {

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "toysched/json/writer.hpp"
+
 namespace toysched::trace {
 namespace {
 
@@ -386,56 +388,17 @@ std::string dump_text() {
   return s;
 }
 
-namespace {
-void json_string(std::string& out, std::string_view v) {
-  out += '"';
-  for (char c : v) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
-}  // namespace
-
 std::string dump_json() {
-  std::string s = "{\"tasks\":[";
-  bool first = true;
+  json::Writer w;
+  w.object().key("tasks").array();
   for (const TaskInfo& t : snapshot()) {
-    if (!first) s += ',';
-    first = false;
-    s += "{\"id\":" + std::to_string(t.id) + ",\"name\":";
-    json_string(s, t.name);
-    s += ",\"state\":";
-    json_string(s, to_string(t.state));
-    s += ",\"point\":";
-    if (t.point)
-      json_string(s, t.point->name);
-    else
-      s += "null";
-    s += ",\"file\":";
-    json_string(s, t.file);
-    s += ",\"line\":" + std::to_string(t.line);
-    s += ",\"waited_ms\":" + std::to_string(t.waited_ms) + "}";
+    w.object().field("id", t.id).field("name", t.name).field("state", to_string(t.state)).key("point");
+    if (t.point) w.value(t.point->name);
+    else w.null();
+    w.field("file", t.file).field("line", static_cast<std::uint64_t>(t.line)).field("waited_ms", t.waited_ms).end();
   }
-  s += "],\"untracked\":" + std::to_string(untracked_tasks()) + "}\n";
-  return s;
+  w.end().field("untracked", static_cast<std::uint64_t>(untracked_tasks())).end();
+  return std::move(w).str() + "\n";
 }
 
 std::vector<TaskInfo> snapshot() {

@@ -63,7 +63,7 @@ constexpr const char* kKeyB64 = "S0VZLVBFTQ==";   // KEY-PEM
 
 // Expects a failure with this code whose one-line message contains every needle.
 template <class T>
-void require_error(const config_result<T>& r, errc code, std::initializer_list<std::string_view> needles) {
+void require_error(const expected<T>& r, errc code, std::initializer_list<std::string_view> needles) {
   REQUIRE_FALSE(r.has_value());
   INFO(r.error().message);
   CHECK(r.error().code == make_error_code(code));

@@ -1,7 +1,7 @@
 // Client configuration: where the API server is and how to prove who we are.
 //
 // Pure: reads files and an injected environment, never touches the network.
-// The transport gets a ClientConfig; main() prints a ConfigError's message
+// The transport gets a ClientConfig; main() prints a Error's message
 // (always one line, never a token) and exits 1.
 //
 // Where the configuration comes from, in the order kube-scheduler uses:
@@ -41,21 +41,9 @@
 #include <string_view>
 #include <vector>
 
+#include "toysched/kube/errors.hpp"
+
 namespace toysched::kube {
-
-// A configuration failure: the code for programs, the message for people.
-// The message is one line, names the file / context / user / field at
-// fault, and never contains credential bytes.
-struct ConfigError {
-  boost::system::error_code code;
-  std::string message;
-};
-
-template <class T>
-using config_result = boost::system::result<T, ConfigError>;
-
-// Lets config_result<T>::value() throw (start-up code may prefer that).
-[[noreturn]] void throw_exception_from_error(const ConfigError& e, const boost::source_location& loc);
 
 // The API server's URL, split the way the transport needs it.
 struct ServerUrl {
@@ -73,7 +61,7 @@ struct ServerUrl {
 // Accepts "https://h", "https://h:6443/base", "http://[::1]:8080", and a bare
 // "h:6443" (taken as https, as client-go does when TLS is configured).
 // Refuses other schemes, user info, queries and fragments.
-config_result<ServerUrl> parse_server_url(std::string_view text);
+expected<ServerUrl> parse_server_url(std::string_view text);
 
 // Where a configuration came from, for log lines and error messages.
 struct ConfigOrigin {
@@ -119,18 +107,18 @@ std::vector<std::filesystem::path> split_kubeconfig_list(std::string_view value)
 // Loads and merges kubeconfig files (see the top of this file). Files that do
 // not exist are skipped; if none exists that is an error. `context`
 // overrides current-context when not empty.
-config_result<ClientConfig> load_kubeconfig(const std::vector<std::filesystem::path>& files,
+expected<ClientConfig> load_kubeconfig(const std::vector<std::filesystem::path>& files,
                                             std::string_view context = {});
 
 // The in-cluster configuration (client-go rest.InClusterConfig):
 // https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, the service
 // account's ca.crt and token file; namespace from $POD_NAMESPACE, else the
 // namespace file, else "default".
-config_result<ClientConfig> load_in_cluster(const Environment& env);
+expected<ClientConfig> load_in_cluster(const Environment& env);
 
 // The whole loading order (diagram at the top). `kubeconfig` and `context`
 // are the --kubeconfig and --context flags, empty when not given.
-config_result<ClientConfig> load_client_config(std::string_view kubeconfig, std::string_view context,
+expected<ClientConfig> load_client_config(std::string_view kubeconfig, std::string_view context,
                                                const Environment& env);
 
 // The bearer token for each request.
@@ -159,7 +147,7 @@ class TokenSource {
   // Forces a re-read on the next current() (after a 401).
   void invalidate() { stale_ = true; }
   // A read failure not yet reported (path and reason, never the token).
-  std::optional<ConfigError> take_error();
+  std::optional<Error> take_error();
 
   bool uses_file() const { return !path_.empty(); }
 
@@ -172,7 +160,7 @@ class TokenSource {
   std::optional<Clock::time_point> last_read_;
   bool stale_ = false;
   bool failing_ = false;  // inside a run of failed reads; reported already
-  std::optional<ConfigError> pending_error_;
+  std::optional<Error> pending_error_;
 };
 
 }  // namespace toysched::kube

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/system/error_code.hpp>
+#include <boost/assert/source_location.hpp>
 #include <boost/system/result.hpp>
 
 #include <string>
@@ -44,6 +45,19 @@ inline boost::system::error_code make_error_code(errc e) noexcept { return {stat
 
 template <class T>
 using result = boost::system::result<T>;
+
+// A failure with a sentence for people: the code for programs, one line
+// that names what failed (the file, the server, the request) and never
+// contains credential bytes. Configuration and transport failures both use
+// it; API refusals carry more (ApiError in api.hpp).
+struct Error {
+  boost::system::error_code code;
+  std::string message;
+};
+template <class T>
+using expected = boost::system::result<T, Error>;
+// Lets expected<T>::value() throw (start-up code may prefer that).
+[[noreturn]] void throw_exception_from_error(const Error& e, const boost::source_location& loc);
 
 }  // namespace toysched::kube
 

@@ -227,7 +227,4 @@ std::optional<TimePoint> parse_micro_time(std::string_view s);
 // JSON body for POST/PUT of a Lease; includes resourceVersion when set.
 std::string encode_lease(const Lease& lease);
 
-// JSON string literal of `s`, quotes included, escaped per RFC 8259.
-void append_json_string(std::string& out, std::string_view s);
-
 }  // namespace toysched::kube

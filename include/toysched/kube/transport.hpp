@@ -62,14 +62,6 @@ struct TransportOptions {
   std::string user_agent = "toy-scheduler";
 };
 
-// A failure that is not an HTTP status: its code and one line for people.
-struct TransportError {
-  boost::system::error_code code;
-  std::string message;
-};
-template <class T>
-using transport_result = boost::system::result<T, TransportError>;
-[[noreturn]] void throw_exception_from_error(const TransportError& e, const boost::source_location& loc);
 
 // One open streaming response (a watch) on a connection of its own.
 class Stream {
@@ -77,7 +69,7 @@ class Stream {
   virtual ~Stream() = default;
   // Reads what has arrived into the framer. False at the end of the
   // connection. idle_timeout bounds the wait for the next bytes.
-  virtual boost::asio::awaitable<transport_result<bool>> read_into(WatchFramer& framer,
+  virtual boost::asio::awaitable<expected<bool>> read_into(WatchFramer& framer,
                                                                    std::chrono::milliseconds idle_timeout) = 0;
   virtual void close() = 0;
 };
@@ -85,15 +77,15 @@ class Stream {
 class Transport {
  public:
   // Fails on TLS material that does not load (bad CA, key not matching cert).
-  static config_result<std::unique_ptr<Transport>> create(boost::asio::any_io_executor ex, ClientConfig config,
+  static expected<std::unique_ptr<Transport>> create(boost::asio::any_io_executor ex, ClientConfig config,
                                                           TransportOptions options = {});
   ~Transport();
 
-  boost::asio::awaitable<transport_result<HttpResponse>> request(HttpRequest req);
+  boost::asio::awaitable<expected<HttpResponse>> request(HttpRequest req);
 
   // Sends a GET and returns once the response status and headers are in (they
   // are fed into the framer). Not rate-limited per event, only per open.
-  boost::asio::awaitable<transport_result<std::unique_ptr<Stream>>> open_stream(std::string target,
+  boost::asio::awaitable<expected<std::unique_ptr<Stream>>> open_stream(std::string target,
                                                                                 WatchFramer& framer);
 
   // Opens connections until n are idle in the pool, so the first burst of
