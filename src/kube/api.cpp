@@ -70,8 +70,23 @@ asio::awaitable<api_result<HttpResponse>> Api::call(HttpRequest req, std::string
   co_return std::move(*r);
 }
 
-template <class T, class DecodeList>
-asio::awaitable<api_result<List<T>>> Api::list_all(std::string path, ListOptions opts, DecodeList decode) {
+std::string ResourcePath<Pod>::path(std::string_view ns) {
+  return ns.empty() ? "/api/v1/pods" : "/api/v1/namespaces/" + url_encode(ns) + "/pods";
+}
+std::string ResourcePath<Node>::path(std::string_view) { return "/api/v1/nodes"; }
+std::string ResourcePath<Lease>::path(std::string_view ns) {
+  return "/apis/coordination.k8s.io/v1/namespaces/" + url_encode(ns) + "/leases";
+}
+
+namespace {
+result<PodList> decode_list(Decoder& d, std::string_view body, Pod*) { return d.pod_list(body); }
+result<NodeList> decode_list(Decoder& d, std::string_view body, Node*) { return d.node_list(body); }
+result<LeaseList> decode_list(Decoder& d, std::string_view body, Lease*) { return d.lease_list(body); }
+}  // namespace
+
+template <class T>
+asio::awaitable<api_result<List<T>>> Api::list(ListOptions opts) {
+  const std::string path = ResourcePath<T>::path(opts.ns);
   for (int restarts = 0;; ++restarts) {
     List<T> all;
     std::string cont;
@@ -91,9 +106,8 @@ asio::awaitable<api_result<List<T>>> Api::list_all(std::string path, ListOptions
         }
         co_return r.error();
       }
-      auto page = decode(r->body);
-      if (!page)
-        co_return ApiError{page.error(), r->status, std::nullopt, "list " + path + ": " + page.error().message()};
+      auto page = decode_list(decoder_, r->body, static_cast<T*>(nullptr));
+      if (!page) co_return ApiError{page.error(), r->status, std::nullopt, "list " + path + ": " + page.error().message()};
       for (auto& item : page->items) all.items.push_back(std::move(item));
       all.resource_version = page->resource_version;
       cont = page->continue_token;
@@ -102,15 +116,9 @@ asio::awaitable<api_result<List<T>>> Api::list_all(std::string path, ListOptions
   }
 }
 
-asio::awaitable<api_result<PodList>> Api::list_pods(ListOptions opts) {
-  co_return co_await list_all<Pod>("/api/v1/pods", std::move(opts),
-                                   [this](std::string_view body) { return decoder_.pod_list(body); });
-}
-
-asio::awaitable<api_result<NodeList>> Api::list_nodes(ListOptions opts) {
-  co_return co_await list_all<Node>("/api/v1/nodes", std::move(opts),
-                                    [this](std::string_view body) { return decoder_.node_list(body); });
-}
+template asio::awaitable<api_result<PodList>> Api::list<Pod>(ListOptions);
+template asio::awaitable<api_result<NodeList>> Api::list<Node>(ListOptions);
+template asio::awaitable<api_result<LeaseList>> Api::list<Lease>(ListOptions);
 
 namespace {
 std::string pod_path(std::string_view ns, std::string_view name) {
@@ -120,7 +128,7 @@ std::string now_micro() { return format_micro_time(std::chrono::system_clock::no
 }  // namespace
 
 asio::awaitable<api_result<void>> Api::bind(std::string_view ns, std::string_view name, std::string_view uid,
-                                            std::string_view node) {
+                                            std::string_view node, RequestLimits limits) {
   json::Writer w;
   w.object().field("apiVersion", "v1").field("kind", "Binding");
   w.key("metadata").object().field("name", name).field("namespace", ns).field("uid", uid).end();
@@ -130,6 +138,7 @@ asio::awaitable<api_result<void>> Api::bind(std::string_view ns, std::string_vie
   req.verb = http::verb::post;
   req.target = pod_path(ns, name) + "/binding";
   req.body = std::move(w).str();
+  req.limits = std::move(limits);
   auto r = co_await call(std::move(req), "bind " + std::string(ns) + "/" + std::string(name));
   if (!r) co_return r.error();
   co_return api_result<void>{};
@@ -207,25 +216,28 @@ asio::awaitable<api_result<Lease>> Api::lease_call(HttpRequest req, std::string 
   co_return std::move(*l);
 }
 
-asio::awaitable<api_result<Lease>> Api::get_lease(std::string_view ns, std::string_view name) {
+asio::awaitable<api_result<Lease>> Api::get_lease(std::string_view ns, std::string_view name, RequestLimits limits) {
   HttpRequest req;
   req.target = lease_path(ns, name);
+  req.limits = std::move(limits);
   co_return co_await lease_call(std::move(req), "get lease " + std::string(ns) + "/" + std::string(name));
 }
 
-asio::awaitable<api_result<Lease>> Api::create_lease(const Lease& lease) {
+asio::awaitable<api_result<Lease>> Api::create_lease(const Lease& lease, RequestLimits limits) {
   HttpRequest req;
   req.verb = http::verb::post;
   req.target = lease_path(lease.ns);
   req.body = encode_lease(lease);
+  req.limits = std::move(limits);
   co_return co_await lease_call(std::move(req), "create lease " + lease.ns + "/" + lease.name);
 }
 
-asio::awaitable<api_result<Lease>> Api::update_lease(const Lease& lease) {
+asio::awaitable<api_result<Lease>> Api::update_lease(const Lease& lease, RequestLimits limits) {
   HttpRequest req;
   req.verb = http::verb::put;
   req.target = lease_path(lease.ns, lease.name);
   req.body = encode_lease(lease);
+  req.limits = std::move(limits);
   co_return co_await lease_call(std::move(req), "update lease " + lease.ns + "/" + lease.name);
 }
 

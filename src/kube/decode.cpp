@@ -131,10 +131,7 @@ errc get_node(od::value& v, Node& n) {
     });
   }));
   TS_TRY(require(m, false, true));
-  n.name = std::move(m.name);
-  n.uid = std::move(m.uid);
-  n.resource_version = std::move(m.resource_version);
-  n.labels = std::move(m.labels);
+  take_meta(std::move(m), n);
   return errc::ok;
 }
 
@@ -155,10 +152,7 @@ errc get_lease(od::value& v, Lease& l) {
     });
   }));
   TS_TRY(require(m, false, false));
-  l.ns = std::move(m.ns);
-  l.name = std::move(m.name);
-  l.uid = std::move(m.uid);
-  l.resource_version = std::move(m.resource_version);
+  take_meta(std::move(m), l);
   return errc::ok;
 }
 
@@ -375,6 +369,10 @@ result<PodList> Decoder::pod_list(std::string_view json, std::size_t readable) {
 result<NodeList> Decoder::node_list(std::string_view json, std::size_t readable) {
   return impl_->run<NodeList>(json, readable, kMaxListBytes,
                               whole<NodeList>([](od::value& v, NodeList& o) { return get_list(v, o); }));
+}
+result<LeaseList> Decoder::lease_list(std::string_view json, std::size_t readable) {
+  return impl_->run<LeaseList>(json, readable, kMaxListBytes,
+                               whole<LeaseList>([](od::value& v, LeaseList& o) { return get_list(v, o); }));
 }
 result<WatchEvent<Pod>> Decoder::pod_event(std::string_view line, std::size_t readable) {
   return impl_->run<WatchEvent<Pod>>(line, readable, kMaxObjectBytes, event<Pod>());

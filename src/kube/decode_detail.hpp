@@ -198,6 +198,19 @@ inline errc require(const Meta& m, bool ns, bool uid) {
   return errc::ok;
 }
 
+// Moves the metadata into an object: every kind keeps name, uid and
+// resourceVersion; the rest where the kind has the field.
+template <class T>
+void take_meta(Meta&& m, T& obj) {
+  obj.name = std::move(m.name);
+  obj.uid = std::move(m.uid);
+  obj.resource_version = std::move(m.resource_version);
+  if constexpr (requires { obj.ns; }) obj.ns = std::move(m.ns);
+  if constexpr (requires { obj.labels; }) obj.labels = std::move(m.labels);
+  if constexpr (requires { obj.deleting; }) obj.deleting = m.deleting;
+  if constexpr (requires { obj.creation_timestamp; }) obj.creation_timestamp = m.created;
+}
+
 // Taint and toleration effects share their spelling; empty means "all".
 TaintEffect to_effect(std::string_view s);
 

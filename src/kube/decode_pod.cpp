@@ -271,12 +271,7 @@ errc get_pod(od::value& v, Pod& p) {
     return errc::ok;
   }));
   TS_TRY(require(m, true, true));
-  p.ns = std::move(m.ns);
-  p.name = std::move(m.name);
-  p.uid = std::move(m.uid);
-  p.resource_version = std::move(m.resource_version);
-  p.deleting = m.deleting;
-  p.creation_timestamp = m.created;
+  take_meta(std::move(m), p);
   p.requests = pod_requests(parts);
   return errc::ok;
 }

@@ -50,6 +50,8 @@ class category final : public boost::system::error_category {
         return "TLS handshake failed";
       case errc::http_status:
         return "HTTP error status";
+      case errc::cancelled:
+        return "request cancelled before it was sent";
       case errc::watch_expired:
         return "resource version expired";
     }

@@ -23,14 +23,24 @@ TokenBucket::clock::duration TokenBucket::reserve(clock::time_point now) {
   return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(-tokens_ / qps_));
 }
 
+void TokenBucket::unreserve() noexcept {
+  if (!unlimited()) tokens_ = std::min(burst_, tokens_ + 1);
+}
+
 RateLimiter::RateLimiter(boost::asio::any_io_executor ex, double qps, int burst)
     : ex_(std::move(ex)), bucket_(qps, burst, TokenBucket::clock::now()) {}
 
-boost::asio::awaitable<void> RateLimiter::acquire() {
-  auto wait = bucket_.reserve(TokenBucket::clock::now());
-  if (wait <= TokenBucket::clock::duration::zero()) co_return;
+boost::asio::awaitable<bool> RateLimiter::acquire(std::optional<TokenBucket::clock::time_point> deadline) {
+  auto now = TokenBucket::clock::now();
+  auto wait = bucket_.reserve(now);
+  if (wait <= TokenBucket::clock::duration::zero()) co_return true;
+  if (deadline && now + wait > *deadline) {
+    bucket_.unreserve();
+    co_return false;
+  }
   boost::asio::steady_timer t(ex_, wait);
   co_await t.async_wait(boost::asio::use_awaitable);
+  co_return true;
 }
 
 }  // namespace toysched::kube

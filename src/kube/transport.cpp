@@ -11,8 +11,10 @@
 #include <boost/throw_exception.hpp>
 
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 #include <openssl/x509v3.h>
 
+#include <cerrno>
 #include <charconv>
 #include <deque>
 #include <stdexcept>
@@ -100,17 +102,17 @@ struct Transport::impl {
     return config.tls_server_name.empty() ? config.server.host : config.tls_server_name;
   }
 
-  asio::awaitable<expected<std::unique_ptr<Connection>>> connect() {
+  asio::awaitable<expected<std::unique_ptr<Connection>>> connect(milliseconds budget) {
     std::unique_ptr<Connection> c = tls ? std::make_unique<Connection>(ex, *tls) : std::make_unique<Connection>(ex);
     tcp::resolver resolver(ex);
     auto [rec, endpoints] =
         co_await resolver.async_resolve(config.server.host, std::to_string(config.server.port), nothrow);
     if (rec) co_return fail(errc::connect_failed, "resolve " + config.server.host + ": " + rec.message());
-    c->lowest().expires_after(opts.connect_timeout);
+    c->lowest().expires_after(budget);
     auto [cec, ep] = co_await c->lowest().async_connect(endpoints, nothrow);
     if (cec == beast::error::timeout)
-      co_return fail(errc::connect_timeout, "connect to " + where + ": timed out after " +
-                                                std::to_string(opts.connect_timeout.count()) + "ms");
+      co_return fail(errc::connect_timeout,
+                     "connect to " + where + ": timed out after " + std::to_string(budget.count()) + "ms");
     if (cec) co_return fail(errc::connect_failed, "connect to " + where + ": " + cec.message());
     c->lowest().socket().set_option(tcp::no_delay(true));
     if (auto* t = std::get_if<tls_stream>(&c->stream)) {
@@ -156,10 +158,9 @@ struct Transport::impl {
   // One request/response on one connection. `answered` tells whether any
   // byte of a response arrived (if not, the request may be replayed).
   template <class S>
-  asio::awaitable<expected<HttpResponse>> exchange(S& s, Connection& c,
-                                                           const http::request<http::string_body>& req, bool& answered,
-                                                           bool& keep) {
-    c.lowest().expires_after(opts.request_timeout);
+  asio::awaitable<expected<HttpResponse>> exchange(S& s, Connection& c, const http::request<http::string_body>& req,
+                                                   milliseconds budget, bool& answered, bool& keep) {
+    c.lowest().expires_after(budget);
     auto [wec, wn] = co_await http::async_write(s, req, nothrow);
     (void)wn;
     if (wec == beast::error::timeout) co_return fail(errc::request_timeout, "write to " + where + ": timed out");
@@ -170,7 +171,7 @@ struct Transport::impl {
     answered = parser.got_some() || rn > 0;
     if (rec == beast::error::timeout)
       co_return fail(errc::request_timeout, std::string(req.method_string()) + " " + std::string(req.target()) +
-                                                ": no response within " + std::to_string(opts.request_timeout.count()) +
+                                                ": no response within " + std::to_string(budget.count()) +
                                                 "ms");
     if (rec == http::error::body_limit)
       co_return fail(errc::object_too_large, std::string(req.target()) + ": response body over the limit");
@@ -186,23 +187,49 @@ struct Transport::impl {
     co_return out;
   }
 
-  asio::awaitable<expected<HttpResponse>> once(Connection& c, const HttpRequest& r, bool& answered,
-                                                       bool& keep) {
+  asio::awaitable<expected<HttpResponse>> once(Connection& c, const HttpRequest& r, milliseconds budget, bool& answered,
+                                               bool& keep) {
     auto req = build(r);
-    if (auto* t = std::get_if<tls_stream>(&c.stream)) co_return co_await exchange(*t, c, req, answered, keep);
-    co_return co_await exchange(std::get<beast::tcp_stream>(c.stream), c, req, answered, keep);
+    if (auto* t = std::get_if<tls_stream>(&c.stream)) co_return co_await exchange(*t, c, req, budget, answered, keep);
+    co_return co_await exchange(std::get<beast::tcp_stream>(c.stream), c, req, budget, answered, keep);
   }
 
-  asio::awaitable<expected<std::unique_ptr<Connection>>> take() {
+  // An idle connection the server has closed (it restarted, or its idle
+  // timeout ran out) reads as EOF without blocking; one still open has
+  // nothing to read, or a TLS record such as a session ticket. Checked
+  // before each reuse, so a restarted server does not cost one failed
+  // request per pooled connection.
+  static bool peer_closed(Connection& c) {
+    auto& sock = c.lowest().socket();
+    if (!sock.is_open()) return true;
+    char byte;
+    ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return false;
+    return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+
+  asio::awaitable<expected<std::unique_ptr<Connection>>> take(milliseconds budget) {
     while (!idle.empty()) {
       auto c = std::move(idle.front());
       idle.pop_front();
-      if (c->lowest().socket().is_open()) {
+      if (!peer_closed(*c)) {
         c->reused = true;
         co_return c;
       }
     }
-    co_return co_await connect();
+    co_return co_await connect(budget);
+  }
+
+  // Every idle connection dates from before a failure that says the server
+  // went away: none of them is worth a try.
+  void drop_idle() { idle.clear(); }
+
+  // What is left of a request's time: the transport's own timeout, cut to
+  // the request's deadline. Zero or less: the deadline has passed.
+  static milliseconds budget(milliseconds own, const RequestLimits& l) {
+    if (!l.deadline) return own;
+    auto left = std::chrono::duration_cast<milliseconds>(*l.deadline - std::chrono::steady_clock::now());
+    return std::min(own, left);
   }
 
   void give_back(std::unique_ptr<Connection> c) {
@@ -246,13 +273,14 @@ asio::awaitable<void> Transport::warm_up(std::size_t n) {
   auto& s = *p_;
   n = std::min(n, s.opts.max_idle_connections);
   while (s.idle.size() < n) {
-    auto c = co_await s.connect();
+    auto c = co_await s.connect(s.opts.connect_timeout);
     if (!c) co_return;  // the requests will say what is wrong
     s.give_back(std::move(*c));
   }
 }
 
 const ClientConfig& Transport::config() const noexcept { return p_->config; }
+asio::any_io_executor Transport::executor() const noexcept { return p_->ex; }
 std::uint64_t Transport::connections_opened() const noexcept { return p_->opened; }
 const std::map<std::pair<std::string, std::string>, std::uint64_t>& Transport::request_counts() const noexcept {
   return p_->counts;
@@ -262,18 +290,35 @@ asio::awaitable<expected<HttpResponse>> Transport::request(HttpRequest r) {
   auto& s = *p_;
   bool replayed = false, reauthenticated = false;
   int retries = 0;
+  const auto& limits = r.limits;
+  auto out_of_time = [&] {
+    return fail(errc::request_timeout,
+                std::string(http::to_string(r.verb)) + " " + r.target + ": not done by its deadline");
+  };
   for (;;) {
-    co_await s.limiter.acquire();
-    auto conn = co_await s.take();
+    if (!co_await s.limiter.acquire(limits.deadline)) co_return out_of_time();
+    if (limits.may_send && !limits.may_send())
+      co_return fail(errc::cancelled, std::string(http::to_string(r.verb)) + " " + r.target + ": no longer wanted");
+    auto connect_budget = impl::budget(s.opts.connect_timeout, limits);
+    if (connect_budget <= milliseconds(0)) co_return out_of_time();
+    // A replay never reuses a pooled connection: the one that just died
+    // says the others are likely dead too.
+    // (Not a ?: of two co_awaits: GCC 12 destroys such a temporary twice.)
+    expected<std::unique_ptr<Connection>> conn = fail(errc::connect_failed, "");
+    if (replayed) conn = co_await s.connect(connect_budget);
+    else conn = co_await s.take(connect_budget);
     if (!conn) co_return conn.error();
+    auto request_budget = impl::budget(s.opts.request_timeout, limits);
+    if (request_budget <= milliseconds(0)) co_return out_of_time();
     bool answered = false, keep = false;
-    auto res = co_await s.once(**conn, r, answered, keep);
+    auto res = co_await s.once(**conn, r, request_budget, answered, keep);
     ++s.counts[{std::string(http::to_string(r.verb)), res ? std::to_string(res->status) : std::string("error")}];
     if (!res) {
       // A kept-alive connection the server had already closed: nothing was
-      // answered, so send it once more on a fresh connection.
+      // answered, so send it once more, on a fresh connection.
       if ((*conn)->reused && !answered && !replayed && res.error().code == errc::connection_lost) {
         replayed = true;
+        s.drop_idle();
         continue;
       }
       co_return res.error();
@@ -286,16 +331,28 @@ asio::awaitable<expected<HttpResponse>> Transport::request(HttpRequest r) {
       continue;
     }
     bool retryable = (res->status == 429 || res->status >= 500) && res->retry_after.has_value();
-    if (retryable && retries < s.opts.max_retries) {
-      ++retries;
-      auto wait = std::min(*res->retry_after, s.opts.max_retry_after);
-      if (wait.count() == 0) wait = std::chrono::seconds(1);
-      asio::steady_timer t(s.ex, wait);
-      co_await t.async_wait(asio::use_awaitable);
-      continue;
-    }
-    co_return std::move(*res);
+    if (!retryable || retries >= s.opts.max_retries) co_return std::move(*res);
+    auto wait = std::chrono::duration_cast<milliseconds>(std::min(*res->retry_after, s.opts.max_retry_after));
+    if (wait.count() == 0) wait = std::chrono::seconds(1);
+    // No time left for the wait the server asked for: its answer is ours.
+    if (impl::budget(wait + milliseconds(1), limits) <= wait) co_return std::move(*res);
+    ++retries;
+    asio::steady_timer t(s.ex, wait);
+    co_await t.async_wait(asio::use_awaitable);
   }
+}
+
+asio::awaitable<bool> Transport::probe() {
+  auto& s = *p_;
+  auto conn = co_await s.connect(milliseconds(1000));
+  if (!conn) co_return false;
+  HttpRequest r;
+  r.target = "/readyz";
+  bool answered = false, keep = false;
+  auto res = co_await s.once(**conn, r, milliseconds(2000), answered, keep);
+  if (!res) co_return false;
+  if (keep) s.give_back(std::move(*conn));
+  co_return res->status == 200;
 }
 
 namespace {
@@ -344,7 +401,7 @@ asio::awaitable<expected<std::unique_ptr<Stream>>> Transport::open_stream(std::s
                                                                                   WatchFramer& framer) {
   auto& s = *p_;
   co_await s.limiter.acquire();
-  auto conn = co_await s.connect();  // a stream never shares its connection
+  auto conn = co_await s.connect(s.opts.connect_timeout);  // a stream never shares its connection
   if (!conn) co_return conn.error();
   auto& c = **conn;
   HttpRequest r;

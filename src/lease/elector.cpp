@@ -2,16 +2,12 @@
 
 #include <unistd.h>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <cstdlib>
 
 #include "toysched/kube/decode.hpp"
-#include "toysched/kube/watch_framer.hpp"
 #include "toysched/log/log.hpp"
 
 namespace toysched::lease {
@@ -91,30 +87,59 @@ kube::Lease LeaseState::fresh(const std::string& ns, const std::string& name, wa
   return l;
 }
 
-Elector::Elector(kube::Api& api, const LeaderElectionOptions& opts)
-    : api_(api), opts_(opts), state_(default_identity(opts.identity), opts.lease_duration) {}
+// The standby's view of the Lease, fed by its watch: every change observed
+// on our clock, and a release (or a deletion) wakes the acquire loop now.
+// While we lead, our own renews are what we observe, so events are ignored
+// then: an event older than our last write must not make us think the lease
+// changed hands.
+struct Elector::LeaseEvents final : kube::Handler<kube::Lease> {
+  Elector& e;
+  explicit LeaseEvents(Elector& el) : e(el) {}
+  void seen(const kube::Lease& l) {
+    if (e.stats_.leading) return;
+    e.state_.observe(l, steady::now());
+    e.last_ = l;
+    if (l.holder_identity.empty()) e.wakeup_.wake();  // released: try now
+  }
+  void on_add(const kube::Lease& l) override { seen(l); }
+  void on_update(const kube::Lease&, const kube::Lease& l) override { seen(l); }
+  void on_delete(const kube::Lease&) override {
+    if (!e.stats_.leading) e.wakeup_.wake();
+  }
+};
 
-asio::awaitable<void> Elector::sleep(milliseconds d) {
-  timer_ = std::make_unique<asio::steady_timer>(co_await asio::this_coro::executor, d);
-  co_await trace::traced(*task_, trace::points::lease_retry_wait,
-                         timer_->async_wait(asio::as_tuple(asio::use_awaitable)));
-  timer_.reset();
+Elector::Elector(kube::Api& api, const LeaderElectionOptions& opts, async::Supervisor& supervisor)
+    : api_(api),
+      opts_(opts),
+      supervisor_(supervisor),
+      state_(default_identity(opts.identity), opts.lease_duration),
+      lease_events_(std::make_unique<LeaseEvents>(*this)) {
+  kube::ListOptions lo;
+  lo.ns = opts_.resource_namespace;
+  lo.field_selector = "metadata.name=" + opts_.resource_name;
+  lease_watch_ = std::make_unique<kube::Reflector<kube::Lease>>(api_, *lease_events_, std::move(lo));
+  lease_watch_->set_quiet();  // acquire()'s GET logs the same 403 or outage
 }
 
-asio::awaitable<bool> Elector::try_acquire_or_renew() {
+Elector::~Elector() = default;
+
+bool Elector::watching() const noexcept { return lease_watch_->synced(); }
+
+asio::awaitable<bool> Elector::try_acquire_or_renew(kube::RequestLimits limits) {
   const auto& ns = opts_.resource_namespace;
   const auto& name = opts_.resource_name;
-  auto got = co_await trace::traced(*task_, trace::points::lease_get, api_.get_lease(ns, name));
+  const std::string lease = ns + "/" + name;
+  auto got = co_await trace::traced(*task_, trace::points::lease_get, api_.get_lease(ns, name, limits));
   if (!got) {
     if (!got.error().is_not_found()) {
       fail("error retrieving resource lock", got.error());
       co_return false;
     }
     auto created = co_await trace::traced(*task_, trace::points::lease_create,
-                                          api_.create_lease(state_.fresh(ns, name, wall::now())));
+                                          api_.create_lease(state_.fresh(ns, name, wall::now()), limits));
     if (!created) {
       if (created.error().is_conflict())
-        TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", created.error().message});
+        TS_LOG(4, "failed to acquire lease", {"lease", lease}, {"err", created.error().message});
       else
         fail("error creating resource lock", created.error());
       co_return false;
@@ -130,16 +155,15 @@ asio::awaitable<bool> Elector::try_acquire_or_renew() {
   if (state_.holder() != before && !before.empty()) ++stats_.transitions_seen;
   last_ = *got;
   if (!state_.may_take(steady::now())) {
-    TS_LOG(4, "lock is held by another and has not yet expired", {"lease", ns + "/" + name},
-           {"holder", state_.holder()});
+    TS_LOG(4, "lock is held by another and has not yet expired", {"lease", lease}, {"holder", state_.holder()});
     co_return false;
   }
-  auto wrote =
-      co_await trace::traced(*task_, trace::points::lease_update, api_.update_lease(state_.next(*got, wall::now())));
+  auto wrote = co_await trace::traced(*task_, trace::points::lease_update,
+                                      api_.update_lease(state_.next(*got, wall::now()), limits));
   if (!wrote) {
     // 409: someone wrote since we read; the next attempt re-reads.
     if (wrote.error().is_conflict())
-      TS_LOG(4, "failed to acquire lease", {"lease", ns + "/" + name}, {"err", wrote.error().message});
+      TS_LOG(4, "failed to acquire lease", {"lease", lease}, {"err", wrote.error().message});
     else
       fail("error updating resource lock", wrote.error());
     co_return false;
@@ -149,48 +173,50 @@ asio::awaitable<bool> Elector::try_acquire_or_renew() {
   co_return true;
 }
 
-asio::awaitable<void> Elector::watch_for_release(std::string rv) {
-  trace::TaskScope task("lease/watch");
-  watching_ = true;
-  std::string target = "/apis/coordination.k8s.io/v1/namespaces/" + kube::url_encode(opts_.resource_namespace) +
-                       "/leases?watch=1&fieldSelector=" + kube::url_encode("metadata.name=" + opts_.resource_name) +
-                       "&resourceVersion=" + kube::url_encode(rv) + "&timeoutSeconds=300";
-  kube::WatchFramer framer;
-  auto opened = co_await trace::traced(task, trace::points::watch_open, api_.transport().open_stream(target, framer));
-  if (opened && framer.status() == 200) {
-    lease_watch_ = std::move(*opened);
-    kube::Decoder decoder;
-    std::string line;
-    while (!stats_.leading && !releasing_) {
-      bool wake = false;
-      while (framer.next_line(line)) {
-        auto ev = decoder.lease_event(line);
-        if (!ev) continue;
-        if (ev->type == kube::EventType::added || ev->type == kube::EventType::modified) {
-          // Every renew seen as it happens: the lease's expiry on our clock
-          // is exact, not late by up to a retry period.
-          state_.observe(ev->object, steady::now());
-          last_ = ev->object;
-          if (ev->object.holder_identity.empty()) wake = true;
-        } else if (ev->type == kube::EventType::deleted) {
-          wake = true;
-        }
-      }
-      if (wake && timer_) timer_->cancel();  // try now
-      if (framer.done()) break;              // the server ended this watch; the next failed try opens another
-      auto more = co_await trace::traced(task, trace::points::watch_read,
-                                         lease_watch_->read_into(framer, std::chrono::seconds(330)));
-      if (!more || !*more) break;
+// Until we hold the lease (true) or release() is asked (false): every retry
+// period plus up to 1.2 x jitter, so that replicas started together do not
+// collide every time; or just after the holder's lease runs out on our clock,
+// if that comes first; or at once when the watch sees it released.
+asio::awaitable<bool> Elector::acquire() {
+  for (;;) {
+    if (wakeup_.stopped()) co_return false;
+    const auto sent = steady::now();
+    if (co_await try_acquire_or_renew()) {
+      stats_.last_renew = sent;  // the write happened after this: deadlines count from here
+      co_return true;
     }
-    lease_watch_->close();
-    lease_watch_.reset();
-  } else {
-    // Polling every retry period goes on; only the quick handover is lost.
-    TS_LOG(2, "Cannot watch the lease; a graceful handover will wait for the next retry",
-           {"lease", opts_.resource_namespace + "/" + opts_.resource_name},
-           {"err", opened ? "HTTP " + std::to_string(framer.status()) : opened.error().message});
+    std::uniform_real_distribution<double> jitter(0, 1.2);
+    auto wait = opts_.retry_period + milliseconds(static_cast<std::int64_t>(opts_.retry_period.count() * jitter(rng_)));
+    if (auto expiry = state_.expires_at()) {
+      auto until = std::chrono::duration_cast<milliseconds>(*expiry - steady::now()) + milliseconds(20);
+      if (until > milliseconds(0) && until < wait) wait = until;
+    }
+    if (!co_await wakeup_.sleep_for(*task_, trace::points::lease_retry_wait, wait)) co_return false;
   }
-  watching_ = false;  // the acquire loop's polling goes on regardless; it restarts the watch
+}
+
+// Renew every retry period, each attempt cut off at the renew deadline
+// counted from the last renew that went through; lost (false) when the
+// deadline passes or someone else holds the lease; true on release().
+asio::awaitable<bool> Elector::renew_until_lost() {
+  const std::string lease = opts_.resource_namespace + "/" + opts_.resource_name;
+  for (;;) {
+    if (!co_await wakeup_.sleep_for(*task_, trace::points::lease_retry_wait, opts_.retry_period)) co_return true;
+    const auto sent = steady::now();
+    kube::RequestLimits limits;
+    limits.deadline = stats_.last_renew + opts_.renew_deadline;
+    if (co_await try_acquire_or_renew(limits) && state_.held_by_me()) {
+      stats_.last_renew = sent;
+      TS_LOG(5, "successfully renewed lease", {"lease", lease});
+      continue;
+    }
+    if (wakeup_.stopped()) co_return true;
+    if (steady::now() - stats_.last_renew >= opts_.renew_deadline || (last_ && !state_.held_by_me())) {
+      stats_.leading = false;
+      TS_ERROR("leaderelection lost", {"lease", lease}, {"identity", state_.identity()}, {"holder", state_.holder()});
+      co_return false;
+    }
+  }
 }
 
 asio::awaitable<bool> Elector::run(std::function<void()> on_leading) {
@@ -202,53 +228,26 @@ asio::awaitable<bool> Elector::run(std::function<void()> on_leading) {
   } clear{task_};
   const std::string lease = opts_.resource_namespace + "/" + opts_.resource_name;
   TS_LOG(0, "attempting to acquire leader lease...", {"lease", lease}, {"identity", state_.identity()});
-  // Acquire: every retry period plus up to 1.2 x jitter, so that replicas
-  // started together do not collide every time.
-  for (;;) {
-    if (releasing_) co_return true;
-    if (co_await try_acquire_or_renew()) break;
-    if (!watching_ && last_)
-      asio::co_spawn(co_await asio::this_coro::executor, watch_for_release(last_->resource_version), asio::detached);
-    std::uniform_real_distribution<double> jitter(0, 1.2);
-    auto wait = opts_.retry_period + milliseconds(static_cast<std::int64_t>(opts_.retry_period.count() * jitter(rng_)));
-    // Try again just after the holder's lease runs out on our clock, if that
-    // comes first: a forced handover takes a lease duration, not a lease
-    // duration plus up to two retry periods.
-    if (auto expiry = state_.expires_at()) {
-      auto until = std::chrono::duration_cast<milliseconds>(*expiry - steady::now()) + milliseconds(20);
-      if (until > milliseconds(0) && until < wait) wait = until;
-    }
-    co_await sleep(wait);
-  }
+  // The watch starts before the first attempt, so a holder that lets go
+  // while we wait is seen at once.
+  asio::co_spawn(co_await asio::this_coro::executor, lease_watch_->run(),
+                 supervisor_.handler("watch/leases", async::Criticality::expendable));
+  struct stop_watch {
+    kube::Reflector<kube::Lease>& w;
+    ~stop_watch() { w.stop(); }
+  } stop_at_end{*lease_watch_};
+  if (!co_await acquire()) co_return true;
   stats_.leading = true;
-  if (lease_watch_) lease_watch_->close();
-  stats_.last_renew = steady::now();
   ++stats_.transitions_seen;
   TS_LOG(0, "successfully acquired lease", {"lease", lease}, {"identity", state_.identity()});
   on_leading();
-  // Renew every retry period; lost when no renew succeeded within the deadline.
-  for (;;) {
-    co_await sleep(opts_.retry_period);
-    if (releasing_) co_return true;
-    if (co_await try_acquire_or_renew() && state_.held_by_me()) {
-      stats_.last_renew = steady::now();
-      TS_LOG(5, "successfully renewed lease", {"lease", lease});
-      continue;
-    }
-    if (releasing_) co_return true;
-    if (steady::now() - stats_.last_renew >= opts_.renew_deadline || (last_ && !state_.held_by_me())) {
-      stats_.leading = false;
-      TS_ERROR("leaderelection lost", {"lease", lease}, {"identity", state_.identity()}, {"holder", state_.holder()});
-      co_return false;
-    }
-  }
+  co_return co_await renew_until_lost();
 }
 
 asio::awaitable<void> Elector::release() {
   trace::TaskScope task("lease/release");
-  releasing_ = true;
-  if (timer_) timer_->cancel();
-  if (lease_watch_) lease_watch_->close();
+  wakeup_.stop();
+  lease_watch_->stop();
   if (!stats_.leading || !last_) co_return;
   stats_.leading = false;
   auto wrote =
@@ -274,6 +273,10 @@ void Elector::fail(const char* what, const kube::ApiError& e) {
     TS_LOG(4, what, {"err", e.message});
   }
   failing_ = std::move(reason);
+}
+
+bool Elector::may_act(steady::time_point now) const noexcept {
+  return stats_.leading && now - stats_.last_renew < opts_.renew_deadline;
 }
 
 bool Elector::healthy(steady::time_point now) const {

@@ -24,7 +24,6 @@ void Cache::uncount(const kube::Pod& p) {
 void Cache::add_node(const kube::Node& n) {
   auto& info = info_for(n.name);
   info.node = n;
-  ++info.generation;
   auto& entry = nodes_[n.name];
   if (!entry.known) list_dirty_ = true;
   entry.known = true;

@@ -1,10 +1,7 @@
 #include "toysched/sched/events.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include "toysched/json/writer.hpp"
 #include "toysched/log/log.hpp"
@@ -36,8 +33,9 @@ std::string pod_scheduled_false_patch(const std::string& reason, const std::stri
   return std::move(w.end().end().end().end()).str();
 }
 
-EventRecorder::EventRecorder(kube::Api& api, std::string controller, std::string instance)
-    : api_(api), controller_(std::move(controller)), instance_(std::move(instance)) {}
+EventRecorder::EventRecorder(kube::Api& api, std::string controller, std::string instance,
+                             async::Supervisor& supervisor)
+    : api_(api), controller_(std::move(controller)), instance_(std::move(instance)), supervisor_(supervisor) {}
 
 void EventRecorder::push(Item item) {
   if (stopping_) return;
@@ -48,7 +46,7 @@ void EventRecorder::push(Item item) {
     queue_.pop_front();
   }
   queue_.push_back(std::move(item));
-  if (wake_) wake_->cancel();
+  wakeup_.wake();
 }
 
 void EventRecorder::scheduled(const kube::Pod& pod, const std::string& node) {
@@ -109,23 +107,25 @@ asio::awaitable<void> EventRecorder::run() {
       Item item = std::move(queue_.front());
       queue_.pop_front();
       ++in_flight_;
-      asio::co_spawn(ex, post(std::move(item)), [this](std::exception_ptr) {
+      std::string name = "events/" + item.event.reason + "/" + item.event.ns + "/" + item.event.pod_name;
+      auto report = supervisor_.handler("events/post", std::move(name), async::Criticality::expendable);
+      asio::co_spawn(ex, post(std::move(item)), [this, report](std::exception_ptr e) {
         --in_flight_;
-        if (wake_) wake_->cancel();
+        wakeup_.wake();
+        report(e);
       });
     }
     if (stopping_ && queue_.empty()) break;
     // Busy with events held back: look again soon (the binds end without
     // telling us); otherwise sleep until something is queued or posted.
-    wake_ = std::make_unique<asio::steady_timer>(ex, busy && !queue_.empty() ? 100ms : 1h);
-    co_await trace::traced(task, trace::points::events_wait, wake_->async_wait(asio::as_tuple(asio::use_awaitable)));
-    wake_.reset();
+    // Stopping does not end this loop early: what is queued is still sent.
+    co_await wakeup_.sleep_for(task, trace::points::events_wait, busy && !queue_.empty() ? 100ms : 1h);
   }
 }
 
 void EventRecorder::stop() {
   stopping_ = true;
-  if (wake_) wake_->cancel();
+  wakeup_.wake();
 }
 
 }  // namespace toysched::sched

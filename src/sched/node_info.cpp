@@ -38,7 +38,6 @@ void NodeInfo::add_pod(const kube::Pod& p) {
   nonzero_memory += sched::nonzero_memory(p.requests);
   ++pod_count;
   used_ports.insert(used_ports.end(), p.host_ports.begin(), p.host_ports.end());
-  ++generation;
 }
 
 void NodeInfo::remove_pod(const kube::Pod& p) {
@@ -52,7 +51,6 @@ void NodeInfo::remove_pod(const kube::Pod& p) {
     auto it = std::find(used_ports.rbegin(), used_ports.rend(), hp);
     if (it != used_ports.rend()) used_ports.erase(std::next(it).base());
   }
-  ++generation;
 }
 
 }  // namespace toysched::sched

@@ -40,6 +40,7 @@ ApiError api_error_from(const HttpResponse& r, std::string_view what);
 std::string url_encode(std::string_view s);
 
 struct ListOptions {
+  std::string ns;  // empty: every namespace (or a cluster-scoped kind)
   std::string field_selector;
   std::string label_selector;
   int page_size = 500;  // client-go's pager
@@ -50,14 +51,15 @@ class Api {
   explicit Api(Transport& t) : t_(t) {}
   Transport& transport() noexcept { return t_; }
 
-  // Every page of a list, merged. An expired continue token (410: etcd
-  // compacted between pages) restarts the list from the first page.
-  boost::asio::awaitable<api_result<PodList>> list_pods(ListOptions opts);
-  boost::asio::awaitable<api_result<NodeList>> list_nodes(ListOptions opts);
+  // Every page of a list of T (Pod, Node, Lease), merged. An expired
+  // continue token (410: etcd compacted between pages) restarts the list
+  // from the first page.
+  template <class T>
+  boost::asio::awaitable<api_result<List<T>>> list(ListOptions opts);
 
   // POST pods/NAME/binding with the pod's UID as a precondition.
   boost::asio::awaitable<api_result<void>> bind(std::string_view ns, std::string_view name, std::string_view uid,
-                                                std::string_view node);
+                                                std::string_view node, RequestLimits limits = {});
 
   // Strategic-merge patch of the pod's status (PodScheduled condition).
   boost::asio::awaitable<api_result<void>> patch_pod_status(std::string_view ns, std::string_view name,
@@ -74,14 +76,13 @@ class Api {
   };
   boost::asio::awaitable<api_result<void>> create_event(const Event& e);
 
-  boost::asio::awaitable<api_result<Lease>> get_lease(std::string_view ns, std::string_view name);
-  boost::asio::awaitable<api_result<Lease>> create_lease(const Lease& l);
+  boost::asio::awaitable<api_result<Lease>> get_lease(std::string_view ns, std::string_view name,
+                                                     RequestLimits limits = {});
+  boost::asio::awaitable<api_result<Lease>> create_lease(const Lease& l, RequestLimits limits = {});
   // PUT with the lease's resourceVersion: 409 when someone wrote it since.
-  boost::asio::awaitable<api_result<Lease>> update_lease(const Lease& l);
+  boost::asio::awaitable<api_result<Lease>> update_lease(const Lease& l, RequestLimits limits = {});
 
  private:
-  template <class T, class DecodeList>
-  boost::asio::awaitable<api_result<List<T>>> list_all(std::string path, ListOptions opts, DecodeList decode);
   boost::asio::awaitable<api_result<HttpResponse>> call(HttpRequest req, std::string_view what);
   boost::asio::awaitable<api_result<Lease>> lease_call(HttpRequest req, std::string what);
 
@@ -89,6 +90,30 @@ class Api {
   Decoder decoder_;
   bool core_events_ = false;  // events.k8s.io was not found once: use core/v1
 };
+
+// Where each kind lives: the collection's path (namespaced when opts.ns is
+// set) and the name used in logs and task names.
+template <class T>
+struct ResourcePath;
+template <>
+struct ResourcePath<Pod> {
+  static constexpr const char* name = "pods";
+  static std::string path(std::string_view ns);
+};
+template <>
+struct ResourcePath<Node> {
+  static constexpr const char* name = "nodes";
+  static std::string path(std::string_view ns);
+};
+template <>
+struct ResourcePath<Lease> {
+  static constexpr const char* name = "leases";
+  static std::string path(std::string_view ns);
+};
+
+extern template boost::asio::awaitable<api_result<PodList>> Api::list<Pod>(ListOptions);
+extern template boost::asio::awaitable<api_result<NodeList>> Api::list<Node>(ListOptions);
+extern template boost::asio::awaitable<api_result<LeaseList>> Api::list<Lease>(ListOptions);
 
 // The body of a FailedScheduling event is cut like kube-scheduler's.
 std::string truncate_note(std::string note);

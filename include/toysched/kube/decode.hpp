@@ -57,6 +57,7 @@ class Decoder {
   result<Status> status(std::string_view json, std::size_t readable = 0);
   result<PodList> pod_list(std::string_view json, std::size_t readable = 0);
   result<NodeList> node_list(std::string_view json, std::size_t readable = 0);
+  result<LeaseList> lease_list(std::string_view json, std::size_t readable = 0);
   result<WatchEvent<Pod>> pod_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<Node>> node_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<Lease>> lease_event(std::string_view line, std::size_t readable = 0);

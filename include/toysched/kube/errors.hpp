@@ -35,6 +35,7 @@ enum class errc {
   request_timeout,
   tls_failed,
   http_status,  // a non-success HTTP status; the Status is kept beside it
+  cancelled,    // not sent: its sender no longer wanted it (RequestLimits::may_send)
   // protocol
   watch_expired = 60,  // 410 Gone / reason Expired: relist
 };

@@ -187,6 +187,7 @@ struct List {
 };
 using PodList = List<Pod>;
 using NodeList = List<Node>;
+using LeaseList = List<Lease>;
 
 enum class EventType : std::uint8_t { added, modified, deleted, bookmark, error };
 

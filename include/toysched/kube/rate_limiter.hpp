@@ -8,6 +8,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <chrono>
+#include <optional>
 
 namespace toysched::kube {
 
@@ -21,6 +22,8 @@ class TokenBucket {
   // Takes a token (possibly going into debt) and says how long the caller
   // must wait before using it: zero when one was available.
   clock::duration reserve(clock::time_point now);
+  // Hands back a reserved token that will not be used.
+  void unreserve() noexcept;
 
  private:
   double qps_;
@@ -32,8 +35,9 @@ class TokenBucket {
 class RateLimiter {
  public:
   RateLimiter(boost::asio::any_io_executor ex, double qps, int burst);
-  // Completes when the request may be sent.
-  boost::asio::awaitable<void> acquire();
+  // Completes when the request may be sent: true. False at once (and the
+  // token handed back) when that would be after `deadline`.
+  boost::asio::awaitable<bool> acquire(std::optional<std::chrono::steady_clock::time_point> deadline = {});
 
  private:
   boost::asio::any_io_executor ex_;

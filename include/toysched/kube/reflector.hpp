@@ -18,39 +18,33 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "toysched/async/wakeup.hpp"
 #include "toysched/kube/api.hpp"
 #include "toysched/trace/tasks.hpp"
 
 namespace toysched::kube {
 
-// What a reflector does with a kind of object.
-template <class T>
-struct ResourceTraits;
+class WatchFramer;
 
-template <>
-struct ResourceTraits<Pod> {
-  static constexpr const char* path = "/api/v1/pods";
-  static constexpr const char* name = "pods";
-  static std::string key(const Pod& p) { return p.ns + "/" + p.name; }
-  static const std::string& rv(const Pod& p) { return p.resource_version; }
-};
-template <>
-struct ResourceTraits<Node> {
-  static constexpr const char* path = "/api/v1/nodes";
-  static constexpr const char* name = "nodes";
-  static std::string key(const Node& n) { return n.name; }
-  static const std::string& rv(const Node& n) { return n.resource_version; }
+// How a reflector keys and versions a kind of object.
+template <class T>
+struct ResourceTraits {
+  static std::string key(const T& o) {
+    if constexpr (requires { o.ns; }) return o.ns.empty() ? o.name : o.ns + "/" + o.name;
+    else return o.name;
+  }
+  static const std::string& rv(const T& o) { return o.resource_version; }
 };
 
 template <class T>
@@ -59,9 +53,6 @@ struct Handler {
   virtual void on_add(const T& obj) = 0;
   virtual void on_update(const T& old, const T& now) = 0;
   virtual void on_delete(const T& last) = 0;
-  // Called after each complete list has been applied (the first one means
-  // the cache has synced).
-  virtual void on_synced() {}
 };
 
 // The local copy, keyed like the API (ns/name), with the deltas each change
@@ -138,9 +129,37 @@ struct ReflectorStats {
   std::uint64_t events = 0;
 };
 
+// What to do after a watch: clean: re-watch now; expired (410): relist now;
+// failed: re-watch after a backoff; error_event (any other ERROR event):
+// relist after a backoff.
+enum class WatchEnd { clean, expired, failed, error_event };
+
+// How a watch's stream ended, as the event loop saw it.
+struct StreamEnd {
+  enum class How {
+    response_complete,  // the chunked response ended (timeoutSeconds, or the server let go)
+    closed_early,       // the connection closed before the response's end
+    cut_inside_event,   // the connection closed in the middle of an event
+    connection_lost,    // a read failed or timed out
+    stopped,            // stop() was called
+  } how;
+  std::uint64_t events = 0;                      // events delivered on this watch
+  std::chrono::steady_clock::duration lasted{};  // from the watch's 200 to its end
+};
+// The end-of-stream decision, pure: client-go's rules, including its "very
+// short watch" (a response that ends within a second with no event is a
+// server ending every watch at once: back off rather than loop).
+WatchEnd decide_watch_end(const StreamEnd& end) noexcept;
+// An ERROR event: 410 Expired/Gone relists at once; anything else relists
+// after a backoff (client-go relists on every ERROR; a failing server must
+// not get a full list per failure).
+WatchEnd decide_error_event(const Status& status) noexcept;
+
 template <class T>
 class Reflector {
  public:
+  // opts.ns names the namespace for namespaced kinds (Lease); its field and
+  // label selectors apply to both the list and the watch.
   Reflector(Api& api, Handler<T>& handler, ListOptions opts);
 
   // Runs until stop(). Errors are logged and retried, never thrown.
@@ -149,16 +168,31 @@ class Reflector {
 
   const Store<T>& store() const noexcept { return store_; }
   bool synced() const noexcept { return synced_; }
+  // List and watch failures only at -v=4: for an owner that reports the
+  // same failure itself (the elector's GET of the same Lease).
+  void set_quiet() noexcept { quiet_ = true; }
   const ReflectorStats& stats() const noexcept { return stats_; }
   const std::string& resource_version() const noexcept { return rv_; }
 
  private:
-  // clean: re-watch now; expired (410): relist now; failed: re-watch after
-  // a backoff; error_event (any other ERROR event): relist after a backoff.
-  enum class WatchEnd { clean, expired, failed, error_event };
   boost::asio::awaitable<bool> list();
   boost::asio::awaitable<WatchEnd> watch();
-  boost::asio::awaitable<void> sleep(std::chrono::milliseconds d);
+  // The watch request: opens stream_, or says why it could not.
+  boost::asio::awaitable<std::optional<WatchEnd>> open_watch(WatchFramer& framer);
+  // Delivers the events of an open stream until it ends.
+  boost::asio::awaitable<WatchEnd> read_events(WatchFramer& framer);
+  // The events the framer holds: nullopt to go on, else how the watch ends.
+  std::optional<WatchEnd> apply_events(WatchFramer& framer);
+  std::string watch_target();
+  const char* resource() const noexcept { return ResourcePath<T>::name; }
+  // True the first time in a row `err` is seen: a failure that repeats on
+  // every retry (a 403, a server that is down) is logged once at error
+  // level, its repeats at -v=4. A successful list forgets it.
+  bool novel_error(const std::string& err) {
+    if (quiet_ || err == last_error_) return false;
+    last_error_ = err;
+    return true;
+  }
 
   Api& api_;
   Handler<T>& handler_;
@@ -167,15 +201,17 @@ class Reflector {
   Decoder decoder_;
   Backoff backoff_;
   std::string rv_;
+  std::string last_error_;
+  bool quiet_ = false;
   bool synced_ = false;
-  bool stopping_ = false;
   ReflectorStats stats_;
   std::unique_ptr<Stream> stream_;    // the open watch, so stop() can close it
   trace::TaskScope* task_ = nullptr;  // `watch/<resource>`, alive while run() is
-  std::unique_ptr<boost::asio::steady_timer> timer_;
+  async::Wakeup wakeup_;              // backoff sleeps; stop() ends them
 };
 
 extern template class Reflector<Pod>;
 extern template class Reflector<Node>;
+extern template class Reflector<Lease>;
 
 }  // namespace toysched::kube

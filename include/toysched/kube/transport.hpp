@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,11 +34,24 @@ namespace toysched::kube {
 
 class WatchFramer;
 
+// Bounds on one request, beyond the transport's own timeouts.
+struct RequestLimits {
+  // The whole exchange, rate-limiter wait and retries included, ends by
+  // then (errc::request_timeout): a lease renew must not outlive its renew
+  // deadline (client-go cuts it with a context).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Asked right before the request is written, after any wait: false drops
+  // it unsent (errc::cancelled). A leader that lost its lease sends no bind,
+  // not even one that was waiting for a rate-limit token.
+  std::function<bool()> may_send;
+};
+
 struct HttpRequest {
   boost::beast::http::verb verb = boost::beast::http::verb::get;
   std::string target;  // path and query, e.g. /api/v1/pods?limit=500
   std::string body;
   std::string content_type;  // default application/json when there is a body
+  RequestLimits limits;
 };
 
 struct HttpResponse {
@@ -92,7 +106,14 @@ class Transport {
   // requests (a race for binds) pays no TCP and TLS handshakes.
   boost::asio::awaitable<void> warm_up(std::size_t n);
 
+  // Whether the server answers at all (GET /readyz → 200 within a second or
+  // two), outside the rate limit: a reflector whose request got no answer
+  // probes instead of sleeping out a long backoff, so a restarted API server
+  // is used the moment it is back.
+  boost::asio::awaitable<bool> probe();
+
   const ClientConfig& config() const noexcept;
+  boost::asio::any_io_executor executor() const noexcept;
   // Connections opened so far (tests check keep-alive reuse).
   std::uint64_t connections_opened() const noexcept;
   // Requests sent, by verb and HTTP status ("error" when none came back),

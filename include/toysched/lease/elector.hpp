@@ -20,7 +20,6 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <functional>
@@ -29,7 +28,10 @@
 #include <random>
 #include <string>
 
+#include "toysched/async/supervisor.hpp"
+#include "toysched/async/wakeup.hpp"
 #include "toysched/kube/api.hpp"
+#include "toysched/kube/reflector.hpp"
 #include "toysched/kube/objects.hpp"
 #include "toysched/options.hpp"
 #include "toysched/trace/tasks.hpp"
@@ -73,21 +75,30 @@ class LeaseState {
 struct ElectorStats {
   bool leading = false;
   std::uint64_t transitions_seen = 0;  // holder changes this process observed
+  // When the last successful renew was *sent*: the server wrote it later,
+  // so a deadline counted from here ends before anyone else can take over.
   steady::time_point last_renew{};
 };
 
 class Elector {
  public:
-  Elector(kube::Api& api, const LeaderElectionOptions& opts);
+  Elector(kube::Api& api, const LeaderElectionOptions& opts, async::Supervisor& supervisor);
+  ~Elector();
 
   // Acquire (retrying with jitter), call on_leading, then renew until the
   // lease is lost (returns false) or release() was asked (returns true).
+  // Each renew is cut off at the renew deadline, as client-go's context
+  // cuts it, however slow the server or its 429s.
   boost::asio::awaitable<bool> run(std::function<void()> on_leading);
   // Stop renewing and hand the lease back, if we hold it.
   boost::asio::awaitable<void> release();
 
   const ElectorStats& stats() const noexcept { return stats_; }
   const std::string& identity() const noexcept { return state_.identity(); }
+  // Whether we lead with a renew recent enough that nobody else can hold the
+  // lease: leading and within the renew deadline of the last renew. Binds
+  // ask this right before they are sent.
+  bool may_act(steady::time_point now) const noexcept;
   // Healthy (/livez): not leading, or leading and renewed within the renew
   // deadline.
   bool healthy(steady::time_point now) const;
@@ -95,31 +106,36 @@ class Elector {
   // set when the last attempt failed for a reason other than the lease being
   // held by someone else; nullopt once an attempt goes through.
   const std::optional<std::string>& failing() const noexcept { return failing_; }
+  // The standby's watch on the Lease has listed it: a graceful handover
+  // will be seen at once (/readyz?verbose says so).
+  bool watching() const noexcept;
 
  private:
+  struct LeaseEvents;
   // One attempt: true when we hold the lease after it.
-  boost::asio::awaitable<bool> try_acquire_or_renew();
-  boost::asio::awaitable<void> sleep(std::chrono::milliseconds d);
-  // While waiting to acquire: watch the Lease and wake the acquire loop the
-  // moment its holder lets go, so a graceful handover takes a round trip,
-  // not a retry period (client-go only polls; we are quicker and cheaper).
-  boost::asio::awaitable<void> watch_for_release(std::string resource_version);
-
-  kube::Api& api_;
-  LeaderElectionOptions opts_;
-  LeaseState state_;
-  std::optional<kube::Lease> last_;  // the last record read or written
-  ElectorStats stats_;
-  bool releasing_ = false;
-  std::mt19937_64 rng_{std::random_device{}()};
-  std::unique_ptr<boost::asio::steady_timer> timer_;
-  std::unique_ptr<kube::Stream> lease_watch_;
-  trace::TaskScope* task_ = nullptr;  // `lease/renew`, alive while run() is
-  std::optional<std::string> failing_;
+  boost::asio::awaitable<bool> try_acquire_or_renew(kube::RequestLimits limits = {});
+  boost::asio::awaitable<bool> acquire();
+  boost::asio::awaitable<bool> renew_until_lost();
   // Records a failed attempt; logs it at level 0 once per distinct reason, so a
   // missing permission is one clear line, not one every retry period.
   void fail(const char* what, const kube::ApiError& e);
-  bool watching_ = false;
+
+  kube::Api& api_;
+  LeaderElectionOptions opts_;
+  async::Supervisor& supervisor_;
+  LeaseState state_;
+  std::optional<kube::Lease> last_;  // the last record read or written
+  ElectorStats stats_;
+  std::mt19937_64 rng_{std::random_device{}()};
+  async::Wakeup wakeup_;  // retry sleeps: woken when the lease is released, stopped by release()
+  // While waiting to acquire, the Lease is watched (one object, by name), so
+  // a graceful handover takes a round trip rather than a retry period
+  // (client-go only polls), and every renew of the holder is seen as it
+  // happens, so a forced one takes the lease duration to the millisecond.
+  std::unique_ptr<LeaseEvents> lease_events_;
+  std::unique_ptr<kube::Reflector<kube::Lease>> lease_watch_;
+  trace::TaskScope* task_ = nullptr;  // `lease/renew`, alive while run() is
+  std::optional<std::string> failing_;
 };
 
 // --leader-elect-identity, else $POD_NAME, else hostname_<random>.

@@ -2,17 +2,15 @@
 // scheduling cycle (schedule_one.go schedulePod), pure and allocation-light.
 //
 //   PreFilter (NodeAffinity node names)
-//     → Filter every node (plugins.hpp order, first rejection wins)
+//     → Filter nodes (plugins.hpp order, first rejection wins), from where
+//       the last cycle stopped, until percentageOfNodesToScore of them fit
+//       (upstream's numFeasibleNodesToFind: all below 100 nodes, adaptive
+//       above; feasible_nodes_to_find below)
 //     → 0 feasible: FitError message   1 feasible: take it, unscored
-//     → Score + normalize + weight every feasible node → highest total,
+//     → Score + normalize + weight the feasible nodes → highest total,
 //       ties broken uniformly at random
 //
 // Differences from upstream, on purpose:
-//  - No percentageOfNodesToScore: upstream stops filtering once it has
-//    found max(100, n × adaptive%) feasible nodes (500 of 5000) and starts
-//    the next cycle where this one stopped. We filter and score every node,
-//    so a decision is the same as a full search and does not depend on the
-//    previous pod; the benchmark shows what that costs.
 //  - No preemption, so the FitError never carries upstream's trailing
 //    "preemption: 0/N nodes are available: …" sentence.
 //  - Not thread-parallel: one thread owns the cache (DESIGN.md).

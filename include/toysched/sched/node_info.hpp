@@ -4,7 +4,7 @@
 //
 // Invariant: the sums equal the fold of add_pod over the pods counted here,
 // bound or assumed; remove_pod is its exact inverse, so assume → forget
-// leaves every field but `generation` as it was.
+// leaves every field as it was.
 #pragma once
 
 #include "toysched/kube/objects.hpp"
@@ -42,10 +42,6 @@ struct NodeInfo {
   std::int64_t nonzero_memory = 0;
   int pod_count = 0;
   std::vector<kube::HostPort> used_ports;  // a multiset: two pods may bind the same port on different IPs
-  // Bumped on every change, so a snapshot can tell which NodeInfos to copy.
-  // Per node, not global: a cache that needs one clock across nodes sets it
-  // itself after the call.
-  std::uint64_t generation = 0;
 
   void add_pod(const kube::Pod& p);
   void remove_pod(const kube::Pod& p);

@@ -1,19 +1,20 @@
 // The scheduler: informers feed the cache and the queue; one task pops pods
 // and decides (synchronous CPU work, no I/O); each decision's bind runs as a
 // coroutine of its own, at most bind_parallelism at once, so the cycle never
-// waits on the network.
+// waits on the network. Upstream's ScheduleOne, split the same way:
 //
-//   watch/nodes ─┐
+//   watch/nodes ─┐                  (event_handlers.cpp: they only route)
 //   watch/pods ──┼─► Cache ◄──── assume ──┐
-//                └─► Queue ── pop ─► decide (filter, score) ─► spawn bind/<ns>/<pod>
-//                                                                  │ 201: wait for the watch
-//                                                                  │ 409: lost a race: forget, count, log
-//                                                                  └ other: forget, backoff
+//                └─► Queue ── pop ─► schedule_one: decide (filter, score)
+//                                      │ no fit ─► handle_scheduling_failure
+//                                      └ fit ─► assume ─► spawn bind/<ns>/<pod>
+//                                                           │ 201: wait for the watch
+//                                                           └ else handle_bind_failure
+//                                                              409: lost a race: forget, count, log
+//                                                              other: forget, backoff
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,8 @@
 #include <random>
 #include <string>
 
+#include "toysched/async/supervisor.hpp"
+#include "toysched/async/wakeup.hpp"
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/reflector.hpp"
 #include "toysched/sched/algorithm.hpp"
@@ -59,8 +62,9 @@ struct SchedulerStats {
 class Scheduler {
  public:
   // `api` makes the binds; `events_api` (its own client and rate limit)
-  // posts events and status patches.
-  Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opts);
+  // posts events and status patches. Binds that throw are reported to
+  // `supervisor`.
+  Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opts, async::Supervisor& supervisor);
   ~Scheduler();
 
   // Informers: run from start to stop, also on a standby replica.
@@ -69,6 +73,9 @@ class Scheduler {
   boost::asio::awaitable<void> run_scheduling_loop();
   boost::asio::awaitable<void> run_events() { return events_.run(); }
 
+  // Asked right before each bind is sent: false drops it unsent (a leader
+  // past its renew deadline). Unset: always send.
+  void set_bind_gate(std::function<bool()> gate) { bind_gate_ = std::move(gate); }
   void stop_scheduling();  // take no more pods (binds in flight go on)
   void stop();             // everything
   bool synced() const noexcept;
@@ -84,15 +91,30 @@ class Scheduler {
   const Queue& queue() const noexcept { return queue_; }
 
  private:
-  struct PodEvents;
-  struct NodeEvents;
+  struct PodEvents;   // event_handlers.cpp
+  struct NodeEvents;  // event_handlers.cpp
+  // What a bind coroutine needs to report its outcome as kube-scheduler does.
+  struct BindRequest {
+    kube::Pod pod;
+    std::string node;
+    int evaluated_nodes = 0;
+    int feasible_nodes = 0;
+    int attempts = 0;
+    Queue::clock::time_point first_queued;
+  };
+
   bool responsible_for(const kube::Pod& p) const;
-  void wake();
-  boost::asio::awaitable<void> bind(kube::Pod pod, std::string node, int evaluated, int feasible, int attempts,
-                                    Queue::clock::time_point first_queued);
+  void wake() noexcept { wakeup_.wake(); }
+  std::optional<Queue::Item> next_pod(Queue::clock::time_point now);
+  Queue::clock::time_point next_wake(Queue::clock::time_point now) const;
+  void schedule_one(Queue::Item item);
+  void handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds);
+  boost::asio::awaitable<void> bind(BindRequest req);
+  void handle_bind_failure(const BindRequest& req, const kube::ApiError& err);
 
   kube::Api& api_;
   SchedulerOptions opts_;
+  async::Supervisor& supervisor_;
   Cache cache_;
   Queue queue_;
   EventRecorder events_;
@@ -104,9 +126,9 @@ class Scheduler {
   std::unique_ptr<NodeEvents> node_events_;
   std::unique_ptr<kube::Reflector<kube::Pod>> pods_;
   std::unique_ptr<kube::Reflector<kube::Node>> nodes_;
-  std::unique_ptr<boost::asio::steady_timer> wake_;
-  bool scheduling_ = true;
-  bool stopping_ = false;
+  async::Wakeup wakeup_;  // the scheduling loop's sleep: woken by pod/node events and finished binds
+  std::function<bool()> bind_gate_;
+  bool warmed_up_ = false;
 };
 
 }  // namespace toysched::sched

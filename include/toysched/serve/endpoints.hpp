@@ -19,6 +19,7 @@ struct Sources {
   std::vector<const kube::Transport*> transports;  // every client, for API request counts
   const lease::Elector* elector = nullptr;         // with --leader-elect
   std::string lease_name;
+  const async::Supervisor* supervisor = nullptr;  // a dead critical task fails /healthz
 };
 
 // Registers every metric on `reg` and hooks the scheduler's observer.

@@ -1,0 +1,119 @@
+// The informers' handlers (kube-scheduler's eventhandlers.go): they only
+// route. Bound pods go to the cache, our pending pods to the queue, and a
+// change that could make room wakes the pods waiting for one.
+#include "toysched/log/log.hpp"
+#include "toysched/sched/scheduler.hpp"
+
+namespace toysched::sched {
+
+using clock = std::chrono::steady_clock;
+
+namespace {
+std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
+
+// Whether an update to a pending pod could change where it fits. Status-only
+// updates (our own PodScheduled patch among them) must not send an
+// unschedulable pod round again, or every failure would retry itself.
+bool scheduling_spec_changed(const kube::Pod& a, const kube::Pod& b) {
+  return a.requests != b.requests || a.node_selector != b.node_selector ||
+         a.required_affinity != b.required_affinity || a.preferred_affinity != b.preferred_affinity ||
+         a.tolerations != b.tolerations || a.host_ports != b.host_ports || a.priority != b.priority ||
+         a.scheduling_gated != b.scheduling_gated;
+}
+}  // namespace
+
+struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
+  Scheduler& s;
+  explicit PodEvents(Scheduler& sch) : s(sch) {}
+
+  void on_add(const kube::Pod& p) override {
+    if (!p.node_name.empty()) {
+      TS_LOG(3, "Add event for scheduled pod", {"pod", key(p)}, {"node", p.node_name});
+      s.queue_.remove(p.uid);
+      s.cache_.add_pod(p);
+    } else if (s.responsible_for(p)) {
+      TS_LOG(3, "Add event for unscheduled pod", {"pod", key(p)});
+      s.queue_.add_or_update(p, clock::now());
+      TS_LOG(5, "Pod moved to an internal scheduling queue", {"pod", key(p)}, {"event", "PodAdd"},
+             {"queue", "Active"});
+      s.wake();
+    }
+  }
+
+  void on_update(const kube::Pod& old, const kube::Pod& now) override {
+    if (!now.node_name.empty()) {
+      if (old.node_name.empty()) {
+        TS_LOG(3, "Update event for scheduled pod", {"pod", key(now)}, {"node", now.node_name});
+        s.queue_.remove(now.uid);
+        s.cache_.add_pod(now);
+      } else {
+        s.cache_.update_pod(old, now);
+      }
+    } else if (s.responsible_for(now)) {
+      if (!s.responsible_for(old) || scheduling_spec_changed(old, now)) {
+        s.queue_.add_or_update(now, clock::now());
+        s.wake();
+      }
+    } else {
+      s.queue_.remove(now.uid);  // being deleted, or handed to another scheduler
+    }
+  }
+
+  void on_delete(const kube::Pod& last) override {
+    bool counted = !last.node_name.empty() || s.cache_.contains(last.uid);
+    s.queue_.remove(last.uid);
+    s.events_.forget(last.uid);
+    if (counted) {
+      TS_LOG(3, "Delete event for scheduled pod", {"pod", key(last)});
+      s.cache_.remove_pod(last);
+      s.queue_.move_all_to_active_or_backoff(clock::now());  // its room is free now
+      s.wake();
+    }
+  }
+};
+
+struct Scheduler::NodeEvents final : kube::Handler<kube::Node> {
+  Scheduler& s;
+  explicit NodeEvents(Scheduler& sch) : s(sch) {}
+
+  void on_add(const kube::Node& n) override {
+    TS_LOG(3, "Add event for node", {"node", n.name});
+    s.cache_.add_node(n);
+    s.queue_.move_all_to_active_or_backoff(clock::now());
+    s.wake();
+  }
+  void on_update(const kube::Node&, const kube::Node& n) override {
+    TS_LOG(3, "Update event for node", {"node", n.name});
+    s.cache_.update_node(n);
+    s.queue_.move_all_to_active_or_backoff(clock::now());
+    s.wake();
+  }
+  void on_delete(const kube::Node& n) override {
+    TS_LOG(3, "Delete event for node", {"node", n.name});
+    s.cache_.remove_node(n.name);
+  }
+};
+
+// Defined here, where the handlers are complete types.
+Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opts, async::Supervisor& supervisor)
+    : api_(api),
+      opts_(std::move(opts)),
+      supervisor_(supervisor),
+      events_(events_api, opts_.scheduler_name, opts_.instance.empty() ? opts_.scheduler_name : opts_.instance,
+              supervisor),
+      rng_(opts_.seed),
+      search_{opts_.percentage_of_nodes_to_score, 0},
+      pod_events_(std::make_unique<PodEvents>(*this)),
+      node_events_(std::make_unique<NodeEvents>(*this)) {
+  events_.set_busy([this] { return stats_.binds_in_flight > 0 || queue_.active_size() > 0; });
+  // All non-terminal pods: bound ones count against their nodes; a pod that
+  // finishes leaves the selector and arrives as a delete, freeing its room.
+  kube::ListOptions pod_opts;
+  pod_opts.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
+  pods_ = std::make_unique<kube::Reflector<kube::Pod>>(api_, *pod_events_, pod_opts);
+  nodes_ = std::make_unique<kube::Reflector<kube::Node>>(api_, *node_events_, kube::ListOptions{});
+}
+
+Scheduler::~Scheduler() = default;
+
+}  // namespace toysched::sched
