@@ -38,6 +38,8 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.append(str(Path(__file__).resolve().parent.parent))
+from devlib.lab import Lab as KubeLab  # noqa: E402  (the lab launcher, shared with the drills)
 from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, LABELS, LAT_NS, PARALLELISM, ROOT, TOY, TPUT_NS, VERBOSITY, log)
 from report import fmt, machine, median, plot, render, summarize, write_results_md
 
@@ -72,41 +74,21 @@ def stop(p: subprocess.Popen | None, grace: float = 15) -> None:
         p.wait()
 
 
-class Lab:
+class Lab(KubeLab):
+    """kube-lab with scheduler_perf's SchedulingBasic nodes and no kubelet."""
+
     def __init__(self, work: Path, nodes: int):
-        self.dir = work / "lab"
-        self.out = work / "lab.out"
-        self.nodes = nodes
-        self.proc: subprocess.Popen | None = None
-        self.kubeconfig = ""
-        self.ready_seconds = 0.0
+        super().__init__(work / "lab", ["--nodes", nodes, "--no-kubelet", "--node-cpu", "4", "--node-memory", "32Gi",
+                                        "--node-pods", "110"], binary=str(KUBE_LAB))
 
-    def start(self, timeout: float = 300) -> None:
-        t0 = time.monotonic()
-        with open(self.out, "w") as out:
-            self.proc = subprocess.Popen(
-                [str(KUBE_LAB), "--dir", str(self.dir), "--nodes", str(self.nodes), "--no-kubelet",
-                 "--node-cpu", "4", "--node-memory", "32Gi", "--node-pods", "110"],
-                stdout=out, stderr=subprocess.STDOUT)
-        while True:
-            m = re.search(r"^ready kubeconfig=(.*)$", self.out.read_text(), re.M)
-            if m:
-                self.kubeconfig = m.group(1)
-                self.ready_seconds = time.monotonic() - t0
-                return
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"kube-lab exited before ready:\n{self.out.read_text()[-3000:]}")
-            if time.monotonic() - t0 > timeout:
-                self.stop()
-                raise RuntimeError(f"kube-lab not ready after {timeout}s")
-            time.sleep(0.1)
-
-    def stop(self, keep: bool = False) -> None:
-        stop(self.proc, 20)
+    def close(self, keep: bool = False) -> None:
+        """Stop it and delete its directory (keeping its logs, with keep)."""
+        self.stop(grace=20)
+        lab_dir = Path(self.dir)
         if keep:  # its apiserver.log and etcd.log, for a post-mortem
-            for f in self.dir.glob("*.log"):
-                shutil.copy(f, self.dir.parent / f.name)
-        shutil.rmtree(self.dir, ignore_errors=True)
+            for f in lab_dir.glob("*.log"):
+                shutil.copy(f, lab_dir.parent / f.name)
+        shutil.rmtree(lab_dir, ignore_errors=True)
 
 
 class Watcher:
@@ -243,7 +225,7 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
     watcher = None
     proc = None
     try:
-        lab.start()
+        lab.start(timeout=300)  # 5 000 nodes take a while to create
         res["lab_ready_s"] = round(lab.ready_seconds, 2)
         cr = create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)
         res["create_s"] = cr["seconds"]
@@ -251,7 +233,7 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
         watcher = Watcher(work, lab.kubeconfig, scheduler)
         if not watcher.wait(lambda: watcher.synced is not None and len(watcher.seen) >= pods, 60, "the watcher's list"):
             raise RuntimeError("the watcher did not list the pods")
-        lab_cpu0 = proc_cpu_seconds(lab.proc.pid)
+        lab_cpu0 = proc_cpu_seconds(lab.pid)
         log(f"{nodes} nodes, run {run}: {LABELS[c]} starts on {pods} pending pods "
             f"(created in {cr['seconds']:.1f}s)")
         err = open(work / f"{c}.log", "w")
@@ -261,7 +243,7 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
                           f"{pods} pods bound by {LABELS[c]}")
         res["cpu_s"] = proc_cpu_seconds(proc.pid)
         res["peak_rss_mib"] = proc_hwm_mib(proc.pid)
-        lab_cpu1 = proc_cpu_seconds(lab.proc.pid)
+        lab_cpu1 = proc_cpu_seconds(lab.pid)
         res["lab_cpu_s"] = lab_cpu1 - lab_cpu0 if lab_cpu0 is not None and lab_cpu1 is not None else None
         if proc.poll() is not None:
             raise RuntimeError(f"{LABELS[c]} exited with {proc.returncode}; see {work / (c + '.log')}")
@@ -301,7 +283,7 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
         if watcher:
             watcher.stop()
         incomplete = not res.get("complete") or res.get("latency_pods", 0) < int(args.latency_rate * args.latency_seconds)
-        lab.stop(keep=args.keep or incomplete)
+        lab.close(keep=args.keep or incomplete)
         if incomplete:
             args.keep_work = True
             log(f"  incomplete: logs kept in {work}")
