@@ -27,7 +27,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import re
 import shutil
 import signal
@@ -38,10 +37,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent.parent))
+from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, LABELS, LAT_NS, PARALLELISM, ROOT, TOY,
+                    TPUT_NS, VERBOSITY, log)
+from report import fmt, machine, plot, render, summarize, write_results_md
+
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # this checkout's, whatever TOYSCHED_ROOT says
 from devlib.lab import Lab as KubeLab  # noqa: E402  (the lab launcher, shared with the drills)
-from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, LABELS, LAT_NS, PARALLELISM, ROOT, TOY, TPUT_NS, VERBOSITY, log)
-from report import fmt, machine, median, plot, render, summarize, write_results_md
+
 
 def proc_cpu_seconds(pid: int) -> float | None:
     """utime + stime of one process (not its children), in seconds."""
@@ -49,7 +51,7 @@ def proc_cpu_seconds(pid: int) -> float | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat[stat.rindex(")") + 2 :].split()
+    fields = stat[stat.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
@@ -282,7 +284,8 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
                 res["ceiling_errors"] = int(m.group(3))
         if watcher:
             watcher.stop()
-        incomplete = not res.get("complete") or res.get("latency_pods", 0) < int(args.latency_rate * args.latency_seconds)
+        latency_pods = int(args.latency_rate * args.latency_seconds)
+        incomplete = not res.get("complete") or res.get("latency_pods", 0) < latency_pods
         lab.close(keep=args.keep or incomplete)
         if incomplete:
             args.keep_work = True
@@ -301,7 +304,8 @@ def rerender(args) -> int:
     contenders = [c for c in CONTENDERS if any(r["contender"] == c for r in results)]
     pods = {r["nodes"]: r["pods"] for r in results}
     cmd = info["command"].split()
-    for flag, attr in (("--runs", "runs"), ("--latency-rate", "latency_rate"), ("--latency-seconds", "latency_seconds")):
+    for flag, attr in (("--runs", "runs"), ("--latency-rate", "latency_rate"),
+                       ("--latency-seconds", "latency_seconds")):
         if flag in cmd:
             setattr(args, attr, type(getattr(args, attr))(cmd[cmd.index(flag) + 1]))
     summary = summarize(results, node_counts, contenders)
@@ -318,7 +322,6 @@ def rerender(args) -> int:
     return 0
 
 
-
 def main() -> int:
     ap = argparse.ArgumentParser(prog="./dev bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -329,7 +332,8 @@ def main() -> int:
     ap.add_argument("--contenders", default=",".join(CONTENDERS), help="subset of " + ",".join(CONTENDERS))
     ap.add_argument("--latency-rate", type=float, default=100, help="pods/s in the latency phase (default 100)")
     ap.add_argument("--latency-seconds", type=float, default=10, help="length of the latency phase; 0: none")
-    ap.add_argument("--drain-timeout", type=float, default=0, help="seconds to wait for the drain (default 120 + pods/20)")
+    ap.add_argument("--drain-timeout", type=float, default=0,
+                    help="seconds to wait for the drain (default 120 + pods/20)")
     ap.add_argument("--out", default=str(ROOT / "bench"), help="where RESULTS.md and throughput.png go")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, watch stamps)")
     ap.add_argument("--from-json", help="no run: rewrite RESULTS.md and the plot from a saved sched-results.json")

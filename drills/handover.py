@@ -104,7 +104,8 @@ def run(t, args, res):
     term_rc = reps[leader].stop(signal.SIGKILL, grace=15)
     h1, tr1 = lease.current()
     rows.append(["graceful (SIGTERM)", h0, tr0, h1, tr1, "%d ms" % kit.ms(graceful)])
-    kit.progress("graceful handover %s -> %s in %d ms; restarting %s as the standby" % (h0, h1, kit.ms(graceful), leader))
+    kit.progress("graceful handover %s -> %s in %d ms; restarting %s as the standby"
+                 % (h0, h1, kit.ms(graceful), leader))
     start(leader).wait_ready()
     leader = other(leader)
     time.sleep(retry + 1)  # a renew or two: the standby has seen the record

@@ -114,7 +114,8 @@ class Toy(Proc):
         def find():
             m = re.search(r'"Serving health, metrics and debug endpoints".* port=(\d+)', self.log())
             if not self.alive():
-                raise DrillError("%s exited (%s) at start; its log: %s" % (self.name, self.popen.returncode, self.log_path))
+                raise DrillError("%s exited (%s) at start; its log: %s"
+                                 % (self.name, self.popen.returncode, self.log_path))
             return m and int(m.group(1))
         return wait_until(timeout, self.name + " serving HTTP", find)
 
@@ -344,7 +345,7 @@ def conflict_lines(log, ns=None):
 
 
 def pods_in(lines):
-    return {m.group(1) for m in (POD_RE.search(l) for l in lines) if m}
+    return {m.group(1) for m in (POD_RE.search(line) for line in lines) if m}
 
 
 def node_usage(target):
@@ -407,7 +408,7 @@ def table(headers, rows):
     fmt = "  ".join("%%-%ds" % x for x in w)
     out = [fmt % tuple(headers), fmt % tuple("-" * x for x in w)]
     out += [fmt % tuple(r) for r in rows]
-    return "\n".join(l.rstrip() for l in out)
+    return "\n".join(line.rstrip() for line in out)
 
 
 def ms(seconds):

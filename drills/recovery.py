@@ -28,7 +28,8 @@ def add_args(p):
                    help="the signal sent mid-burst (default QUIT: a task dump; KILL: no dump)")
     p.add_argument("--kill-after-binds", type=int, default=3,
                    help="send the signal once this many binds are logged (default 3)")
-    p.add_argument("--kube-api-qps", default="20", help="the first run's client QPS (default 20: a burst with a middle)")
+    p.add_argument("--kube-api-qps", default="20",
+                   help="the first run's client QPS (default 20: a burst with a middle)")
     p.add_argument("--kube-api-burst", default="1", help="the first run's client burst (default 1)")
 
 
@@ -69,7 +70,6 @@ def run(t, args, res):
                        lambda: len(kit.binds_in(first.log(), t.ns)) >= args.kill_after_binds, 0.05)
         first.send(getattr(signal, "SIG" + args.signal))
         how = "SIG" + args.signal
-    t_kill = kit.now()
     first.wait(10)  # the dump is written before it exits
     rc = first.stop(signal.SIGKILL, grace=0)
     kit.progress("toy-scheduler died (%s, exit %s)" % (how, rc))
