@@ -231,7 +231,7 @@ class Target:
     def start_lab(self, *flags):
         self.lab_dir = tempfile.mkdtemp(prefix="lab.", dir=self.workdir)  # fresh: a lab dir holds etcd's data
         progress("starting a private lab (%s) in %s" % (" ".join(flags), self.lab_dir))
-        self.lab = lab.Lab(self.lab_dir, flags, binary=os.path.join(self.build, "kube-lab"))
+        self.lab = lab.Lab(self.lab_dir, flags)  # build/kube-lab, by the same TOYSCHED_BUILD rule as ours
         self.on_close(self.lab.stop)  # registered first: an interrupted start is stopped too
         try:
             self.kubeconfig = self.lab.start(timeout=180)
