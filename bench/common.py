@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(os.environ.get("TOYSCHED_ROOT") or Path(__file__).resolve().parent.parent)
@@ -29,6 +28,3 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 def log(msg: str) -> None:
     print(f"bench: {msg}", file=sys.stderr, flush=True)
-
-
-# ------------------------------------------------------------------ processes

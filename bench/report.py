@@ -2,15 +2,12 @@
 Split from run.py, which measures; this only formats what it measured."""
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import platform
-import re
 import shutil
 import statistics
 import subprocess
-import time
 from pathlib import Path
 
 from common import KUBECTL, LABELS, PARALLELISM, ROOT, SECTION_BEGIN, SECTION_END, TOY, VERBOSITY, log
@@ -43,6 +40,7 @@ def machine() -> dict:
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemTotal"):
             mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+
     def out(cmd):
         try:
             return subprocess.run(cmd, capture_output=True, text=True, timeout=20).stdout.strip()
@@ -143,9 +141,9 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
             samples = [r.get("perf_samples", 0) for r in results if r["nodes"] == n and r["contender"] == c]
             incomplete = "" if s["complete"] else " (incomplete)"
             w(f"| {LABELS[c]}{incomplete} | {fmt(s['pods_per_s'])} | {fmt(s['perf_avg_pods_per_s'])} "
-              f"[{','.join(map(str, samples))}] | {fmt(s['cpu_s_per_1000'], 3)} | {fmt(s['peak_rss_mib'], 0, ' MiB')} | "
-              f"{fmt(s['latency_p50_ms'], 1, ' ms')} | {fmt(s['latency_p99_ms'], 1, ' ms')} | "
-              f"{fmt(s['lab_cpu_s_per_1000'], 2)} | {s['runs']} |")
+              f"[{','.join(map(str, samples))}] | {fmt(s['cpu_s_per_1000'], 3)} | "
+              f"{fmt(s['peak_rss_mib'], 0, ' MiB')} | {fmt(s['latency_p50_ms'], 1, ' ms')} | "
+              f"{fmt(s['latency_p99_ms'], 1, ' ms')} | {fmt(s['lab_cpu_s_per_1000'], 2)} | {s['runs']} |")
         t = summary[n].get("toy")
         if t:
             for other in ("kube-scheduler", "ceiling"):

@@ -27,7 +27,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import re
 import shutil
 import signal
@@ -38,8 +37,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, LABELS, LAT_NS, PARALLELISM, ROOT, TOY, TPUT_NS, VERBOSITY, log)
-from report import fmt, machine, median, plot, render, summarize, write_results_md
+from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, LABELS, LAT_NS, PARALLELISM, ROOT, TOY,
+                    TPUT_NS, VERBOSITY, log)
+from report import fmt, machine, plot, render, summarize, write_results_md
+
+sys.path.append(str(Path(__file__).resolve().parent.parent))  # this checkout's, whatever TOYSCHED_ROOT says
+from devlib.lab import Lab as KubeLab  # noqa: E402  (the lab launcher, shared with the drills)
+
 
 def proc_cpu_seconds(pid: int) -> float | None:
     """utime + stime of one process (not its children), in seconds."""
@@ -47,7 +51,7 @@ def proc_cpu_seconds(pid: int) -> float | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat[stat.rindex(")") + 2 :].split()
+    fields = stat[stat.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
@@ -72,41 +76,21 @@ def stop(p: subprocess.Popen | None, grace: float = 15) -> None:
         p.wait()
 
 
-class Lab:
+class Lab(KubeLab):
+    """kube-lab with scheduler_perf's SchedulingBasic nodes and no kubelet."""
+
     def __init__(self, work: Path, nodes: int):
-        self.dir = work / "lab"
-        self.out = work / "lab.out"
-        self.nodes = nodes
-        self.proc: subprocess.Popen | None = None
-        self.kubeconfig = ""
-        self.ready_seconds = 0.0
+        super().__init__(work / "lab", ["--nodes", nodes, "--no-kubelet", "--node-cpu", "4", "--node-memory", "32Gi",
+                                        "--node-pods", "110"], binary=str(KUBE_LAB))
 
-    def start(self, timeout: float = 300) -> None:
-        t0 = time.monotonic()
-        with open(self.out, "w") as out:
-            self.proc = subprocess.Popen(
-                [str(KUBE_LAB), "--dir", str(self.dir), "--nodes", str(self.nodes), "--no-kubelet",
-                 "--node-cpu", "4", "--node-memory", "32Gi", "--node-pods", "110"],
-                stdout=out, stderr=subprocess.STDOUT)
-        while True:
-            m = re.search(r"^ready kubeconfig=(.*)$", self.out.read_text(), re.M)
-            if m:
-                self.kubeconfig = m.group(1)
-                self.ready_seconds = time.monotonic() - t0
-                return
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"kube-lab exited before ready:\n{self.out.read_text()[-3000:]}")
-            if time.monotonic() - t0 > timeout:
-                self.stop()
-                raise RuntimeError(f"kube-lab not ready after {timeout}s")
-            time.sleep(0.1)
-
-    def stop(self, keep: bool = False) -> None:
-        stop(self.proc, 20)
+    def close(self, keep: bool = False) -> None:
+        """Stop it and delete its directory (keeping its logs, with keep)."""
+        self.stop(grace=20)
+        lab_dir = Path(self.dir)
         if keep:  # its apiserver.log and etcd.log, for a post-mortem
-            for f in self.dir.glob("*.log"):
-                shutil.copy(f, self.dir.parent / f.name)
-        shutil.rmtree(self.dir, ignore_errors=True)
+            for f in lab_dir.glob("*.log"):
+                shutil.copy(f, lab_dir.parent / f.name)
+        shutil.rmtree(lab_dir, ignore_errors=True)
 
 
 class Watcher:
@@ -243,7 +227,7 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
     watcher = None
     proc = None
     try:
-        lab.start()
+        lab.start(timeout=300)  # 5 000 nodes take a while to create
         res["lab_ready_s"] = round(lab.ready_seconds, 2)
         cr = create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)
         res["create_s"] = cr["seconds"]
@@ -251,7 +235,7 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
         watcher = Watcher(work, lab.kubeconfig, scheduler)
         if not watcher.wait(lambda: watcher.synced is not None and len(watcher.seen) >= pods, 60, "the watcher's list"):
             raise RuntimeError("the watcher did not list the pods")
-        lab_cpu0 = proc_cpu_seconds(lab.proc.pid)
+        lab_cpu0 = proc_cpu_seconds(lab.pid)
         log(f"{nodes} nodes, run {run}: {LABELS[c]} starts on {pods} pending pods "
             f"(created in {cr['seconds']:.1f}s)")
         err = open(work / f"{c}.log", "w")
@@ -261,7 +245,7 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
                           f"{pods} pods bound by {LABELS[c]}")
         res["cpu_s"] = proc_cpu_seconds(proc.pid)
         res["peak_rss_mib"] = proc_hwm_mib(proc.pid)
-        lab_cpu1 = proc_cpu_seconds(lab.proc.pid)
+        lab_cpu1 = proc_cpu_seconds(lab.pid)
         res["lab_cpu_s"] = lab_cpu1 - lab_cpu0 if lab_cpu0 is not None and lab_cpu1 is not None else None
         if proc.poll() is not None:
             raise RuntimeError(f"{LABELS[c]} exited with {proc.returncode}; see {work / (c + '.log')}")
@@ -300,8 +284,9 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
                 res["ceiling_errors"] = int(m.group(3))
         if watcher:
             watcher.stop()
-        incomplete = not res.get("complete") or res.get("latency_pods", 0) < int(args.latency_rate * args.latency_seconds)
-        lab.stop(keep=args.keep or incomplete)
+        latency_pods = int(args.latency_rate * args.latency_seconds)
+        incomplete = not res.get("complete") or res.get("latency_pods", 0) < latency_pods
+        lab.close(keep=args.keep or incomplete)
         if incomplete:
             args.keep_work = True
             log(f"  incomplete: logs kept in {work}")
@@ -319,7 +304,8 @@ def rerender(args) -> int:
     contenders = [c for c in CONTENDERS if any(r["contender"] == c for r in results)]
     pods = {r["nodes"]: r["pods"] for r in results}
     cmd = info["command"].split()
-    for flag, attr in (("--runs", "runs"), ("--latency-rate", "latency_rate"), ("--latency-seconds", "latency_seconds")):
+    for flag, attr in (("--runs", "runs"), ("--latency-rate", "latency_rate"),
+                       ("--latency-seconds", "latency_seconds")):
         if flag in cmd:
             setattr(args, attr, type(getattr(args, attr))(cmd[cmd.index(flag) + 1]))
     summary = summarize(results, node_counts, contenders)
@@ -336,7 +322,6 @@ def rerender(args) -> int:
     return 0
 
 
-
 def main() -> int:
     ap = argparse.ArgumentParser(prog="./dev bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -347,7 +332,8 @@ def main() -> int:
     ap.add_argument("--contenders", default=",".join(CONTENDERS), help="subset of " + ",".join(CONTENDERS))
     ap.add_argument("--latency-rate", type=float, default=100, help="pods/s in the latency phase (default 100)")
     ap.add_argument("--latency-seconds", type=float, default=10, help="length of the latency phase; 0: none")
-    ap.add_argument("--drain-timeout", type=float, default=0, help="seconds to wait for the drain (default 120 + pods/20)")
+    ap.add_argument("--drain-timeout", type=float, default=0,
+                    help="seconds to wait for the drain (default 120 + pods/20)")
     ap.add_argument("--out", default=str(ROOT / "bench"), help="where RESULTS.md and throughput.png go")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, watch stamps)")
     ap.add_argument("--from-json", help="no run: rewrite RESULTS.md and the plot from a saved sched-results.json")

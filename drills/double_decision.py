@@ -148,7 +148,8 @@ def run(t, args, res):
         r.wait_ready()
     kit.wait_until(30, "a leader", lambda: "successfully acquired lease" in le[0].log() + le[1].log(), 0.1)
     with_le = one_burst(t, "dd-le", n, args.cpu, name, le, args.live)
-    kit.progress("with leader election: %d bound, over-committed: %s" % (with_le["bound"], ", ".join(with_le["over"]) or "none"))
+    kit.progress("with leader election: %d bound, over-committed: %s"
+                 % (with_le["bound"], ", ".join(with_le["over"]) or "none"))
     delete(t, "dd-le")
     for r in le:
         r.stop()

@@ -104,7 +104,8 @@ def run(t, args, res):
     term_rc = reps[leader].stop(signal.SIGKILL, grace=15)
     h1, tr1 = lease.current()
     rows.append(["graceful (SIGTERM)", h0, tr0, h1, tr1, "%d ms" % kit.ms(graceful)])
-    kit.progress("graceful handover %s -> %s in %d ms; restarting %s as the standby" % (h0, h1, kit.ms(graceful), leader))
+    kit.progress("graceful handover %s -> %s in %d ms; restarting %s as the standby"
+                 % (h0, h1, kit.ms(graceful), leader))
     start(leader).wait_ready()
     leader = other(leader)
     time.sleep(retry + 1)  # a renew or two: the standby has seen the record
@@ -141,6 +142,8 @@ def run(t, args, res):
     # the other while the first was alive is what leaseTransitions counts; the
     # logs say how many times a replica became leader.
     lo, hi = dur - retry - 1.0, dur + 1.2 * retry + 2.0
+    usage = kit.node_usage(t)
+    over = sorted(k for k, u in usage.items() if u["over"])
 
     res.data.update({
         "lease": "%s/%s" % (t.ns, lease_name),
@@ -152,6 +155,7 @@ def run(t, args, res):
         "gap_pods": args.gap_pods,
         "gap_pending_ms": {"min": kit.ms(pending[0]), "max": kit.ms(pending[-1])} if pending else None,
         "times_a_replica_became_leader": acquired,
+        "overcommitted_nodes": over,
     })
     res.section("handovers (Lease %s/%s, lease duration %gs, retry %gs)" % (t.ns, lease_name, dur, retry),
                 kit.table(["handover", "holder before", "transitions", "holder after", "transitions", "time"], rows))
@@ -169,3 +173,4 @@ def run(t, args, res):
     res.check("gap pods bound, once each", len(bound) == args.gap_pods and len(binds) == len(set(binds)),
               "%d of %d bound; %d logged binds" % (len(bound), args.gap_pods, len(binds)))
     res.check("a new leader only per handover", acquired == 3, "%d acquisitions (first election + 2)" % acquired)
+    res.check("no node over-committed", not over, ", ".join(over) or "%d nodes" % len(usage))

@@ -8,7 +8,6 @@ their own session, so that a Ctrl-C reaches only the driver, which then stops
 them in order (schedulers, then the objects, then the lab); and each carries
 PR_SET_PDEATHSIG, so that even a SIGKILLed driver leaves none behind.
 """
-import ctypes
 import json
 import os
 import re
@@ -22,11 +21,13 @@ import urllib.request
 from collections import defaultdict
 from fractions import Fraction
 
+# The lab launcher, shared with the benchmarks, is devlib/lab.py.
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from devlib import lab  # noqa: E402
+from resources import pod_requests, quantity  # noqa: E402  (shared with the tests)
+
 PAUSE_IMAGE = "registry.k8s.io/pause:3.9"
 LABEL = "toysched-drill"  # every object a drill creates carries it
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_PR_SET_PDEATHSIG = 1
 
 
 class DrillError(Exception):
@@ -57,26 +58,17 @@ def wait_until(timeout, what, cond, interval=0.2):
         time.sleep(interval)
 
 
-def _child_setup(deathsig):
-    def setup():
-        # Our own session (start_new_session) already; default dispositions
-        # (a driver started in the background by a shell inherits SIGINT and
-        # SIGQUIT ignored, and the recovery drill needs SIGQUIT to work).
-        for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(s, signal.SIG_DFL)
-        _libc.prctl(_PR_SET_PDEATHSIG, int(deathsig), 0, 0, 0)
-    return setup
-
-
 class Proc:
-    """A long-running child (a scheduler, the lab) with its log file."""
+    """A long-running child (a scheduler) with its log file. Its own session,
+    the signals we send it at their defaults (the recovery drill needs
+    SIGQUIT to work), SIGKILL when the driver dies."""
 
-    def __init__(self, name, argv, log_path, deathsig=signal.SIGKILL):
+    def __init__(self, name, argv, log_path):
         self.name, self.log_path = name, log_path
         self._log = open(log_path, "ab")
         self.popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log,
                                       stderr=subprocess.STDOUT, start_new_session=True,
-                                      preexec_fn=_child_setup(deathsig))
+                                      preexec_fn=lab.child_setup(signal.SIGKILL))
         self.pid = self.popen.pid
         self.started = now()
         self.exit_code = None
@@ -122,7 +114,8 @@ class Toy(Proc):
         def find():
             m = re.search(r'"Serving health, metrics and debug endpoints".* port=(\d+)', self.log())
             if not self.alive():
-                raise DrillError("%s exited (%s) at start; its log: %s" % (self.name, self.popen.returncode, self.log_path))
+                raise DrillError("%s exited (%s) at start; its log: %s"
+                                 % (self.name, self.popen.returncode, self.log_path))
             return m and int(m.group(1))
         return wait_until(timeout, self.name + " serving HTTP", find)
 
@@ -150,7 +143,7 @@ class Watch:
         self._lock = threading.Lock()
         self.proc = subprocess.Popen(target.kubectl_argv(*args, "-w", "--output-watch-events", "-o", "json"),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     start_new_session=True, preexec_fn=_child_setup(signal.SIGKILL))
+                                     start_new_session=True, preexec_fn=lab.child_setup(signal.SIGKILL))
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
         target.on_close(self.stop)
@@ -237,20 +230,13 @@ class Target:
     # -- setting the scene ---------------------------------------------------
     def start_lab(self, *flags):
         self.lab_dir = tempfile.mkdtemp(prefix="lab.", dir=self.workdir)  # fresh: a lab dir holds etcd's data
-        out = self.lab_dir + ".out"
         progress("starting a private lab (%s) in %s" % (" ".join(flags), self.lab_dir))
-        # SIGTERM on the driver's death: the lab then stops etcd and its
-        # kube-scheduler child cleanly.
-        self.lab = Proc("kube-lab", [os.path.join(self.build, "kube-lab"), "--dir", self.lab_dir] + list(flags),
-                        out, deathsig=signal.SIGTERM)
-        self.on_close(lambda: self.lab.stop(signal.SIGTERM, grace=20))
-
-        def ready():
-            if not self.lab.alive():
-                raise DrillError("kube-lab exited before it was ready; see %s" % out)
-            m = re.search(r"^ready kubeconfig=(.*)$", open(out).read(), re.M)
-            return m and m.group(1)
-        self.kubeconfig = wait_until(180, "the lab to be ready", ready, 0.1)
+        self.lab = lab.Lab(self.lab_dir, flags)  # build/kube-lab, by the same TOYSCHED_BUILD rule as ours
+        self.on_close(self.lab.stop)  # registered first: an interrupted start is stopped too
+        try:
+            self.kubeconfig = self.lab.start(timeout=180)
+        except lab.LabError as e:
+            raise DrillError(str(e))
 
     def setup_namespace(self):
         """Our namespace: created if missing (and then deleted at the end);
@@ -359,9 +345,7 @@ def conflict_lines(log, ns=None):
 
 
 def pods_in(lines):
-    return {m.group(1) for m in (POD_RE.search(l) for l in lines) if m}
-
-from resources import pod_requests, quantity  # noqa: E402  (shared with the tests)
+    return {m.group(1) for m in (POD_RE.search(line) for line in lines) if m}
 
 
 def node_usage(target):
@@ -424,7 +408,7 @@ def table(headers, rows):
     fmt = "  ".join("%%-%ds" % x for x in w)
     out = [fmt % tuple(headers), fmt % tuple("-" * x for x in w)]
     out += [fmt % tuple(r) for r in rows]
-    return "\n".join(l.rstrip() for l in out)
+    return "\n".join(line.rstrip() for line in out)
 
 
 def ms(seconds):

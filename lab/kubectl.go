@@ -3,7 +3,7 @@ package main
 // Multi-call kubectl: when the binary is invoked as "kubectl" (a symlink)
 // or as `kube-lab kubectl ...`, it is the kubectl of the pinned release, so
 // client and server versions match and there is no second 100 MB binary.
-// This mirrors k8s.io/kubernetes/cmd/kubectl/kubectl.go.
+// This follows k8s.io/kubernetes/cmd/kubectl/kubectl.go.
 
 import (
 	"os"

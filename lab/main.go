@@ -291,7 +291,12 @@ func (l *lab) run(ctx context.Context, readyFile string) int {
 		defer sched.stop()
 	}
 
-	if err := os.WriteFile(readyFile, []byte(kubeconfig+"\n"), 0o644); err != nil {
+	// Written aside and renamed into place: a launcher that sees DIR/ready
+	// sees all of it, never an empty or half-written file.
+	if err := os.WriteFile(readyFile+".tmp", []byte(kubeconfig+"\n"), 0o644); err != nil {
+		return fail("%v", err)
+	}
+	if err := os.Rename(readyFile+".tmp", readyFile); err != nil {
 		return fail("%v", err)
 	}
 	klog.InfoS("lab ready", "kubeconfig", kubeconfig, "elapsed", time.Since(start))

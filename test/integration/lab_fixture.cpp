@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -64,6 +67,67 @@ std::string run_command(const std::vector<std::string>& argv, int* status, std::
   return out;
 }
 
+namespace {
+
+// kube-lab --dir DIR FLAGS with stdout and stderr to out_path, leading a
+// process group of its own (so that stop() reaches its kube-scheduler child
+// too), and SIGTERM as its parent-death signal (so that a test binary that
+// crashes or is killed on a timeout leaves no lab behind). fork and exec
+// rather than posix_spawn, which can set neither of the two; between them
+// only async-signal-safe calls, everything prepared before the fork.
+pid_t spawn_lab(const std::vector<std::string>& argv, const std::string& out_path) {
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("cannot start kube-lab: fork: " + std::string(strerror(errno)));
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);  // the parent died before prctl
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) _exit(127);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  setpgid(pid, 0);  // from this side too: the group exists before we might signal it
+  return pid;
+}
+
+// A lab killed with SIGKILL leaves DIR/ready behind. Remove it, but only while
+// no lab holds DIR (its flock on DIR/lock): a live lab's file is its own, and
+// the lab we start will refuse that DIR anyway.
+void drop_stale_ready(const std::string& dir) {
+  int fd = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) unlink((dir + "/ready").c_str());
+  close(fd);  // releases the flock, if taken
+}
+
+// The first line of a file, or "" if there is none (yet).
+std::string first_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
 Lab Lab::start(std::vector<std::string> flags, std::string dir) {
   Lab lab;
   if (dir.empty()) {
@@ -72,35 +136,26 @@ Lab Lab::start(std::vector<std::string> flags, std::string dir) {
     lab.owned_dir_ = true;
   }
   lab.dir_ = dir;
-  std::string out_path = dir + ".out";
+  const std::string out_path = dir + ".out";
   std::vector<std::string> argv = {build_dir() + "/kube-lab", "--dir", dir};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  int rc = posix_spawn(&lab.pid_, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("cannot start kube-lab: " + std::string(strerror(rc)));
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
+  drop_stale_ready(dir);
+  lab.pid_ = spawn_lab(argv, out_path);
+  // Ready once DIR/ready names the kubeconfig (the lab writes it when every
+  // component it runs has synced) and DIR/lock names our lab (a lab that did
+  // not get DIR must not take the holder's file). Its death or the deadline
+  // end the wait.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(180);
   for (;;) {
-    std::ifstream f(out_path);
-    std::string line;
-    while (std::getline(f, line))
-      if (line.rfind("ready kubeconfig=", 0) == 0) lab.kubeconfig_ = line.substr(17);
-    if (!lab.kubeconfig_.empty()) return lab;
+    lab.kubeconfig_ = first_line(dir + "/ready");
+    if (!lab.kubeconfig_.empty() && first_line(dir + "/lock") == std::to_string(lab.pid_)) return lab;
     int st;
     if (waitpid(lab.pid_, &st, WNOHANG) == lab.pid_) {
       lab.pid_ = -1;
-      std::ifstream g(out_path);
-      std::stringstream ss;
-      ss << g.rdbuf();
-      throw std::runtime_error("kube-lab exited before ready: " + ss.str());
+      throw std::runtime_error("kube-lab exited before it was ready: " + slurp(out_path));
     }
-    if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("kube-lab not ready in 180 s");
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("kube-lab not ready in 180 s: " + slurp(out_path));  // ~Lab stops it
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
@@ -111,19 +166,22 @@ Lab::Lab(Lab&& o) noexcept
   o.owned_dir_ = false;
 }
 
+// SIGTERM to the lab's whole group; SIGKILL to it after 20 s. kill(-pgid, 0)
+// succeeds while any process of the group is left (an unreaped leader too,
+// hence the waitpid first).
 void Lab::stop() {
   if (pid_ <= 0) return;
-  kill(pid_, SIGTERM);
-  for (int i = 0; i < 200; ++i) {
-    int st;
-    if (waitpid(pid_, &st, WNOHANG) == pid_) {
-      pid_ = -1;
-      return;
-    }
+  bool reaped = false;
+  auto group_alive = [&] {
+    if (!reaped && waitpid(pid_, nullptr, WNOHANG) == pid_) reaped = true;
+    return kill(-pid_, 0) == 0;
+  };
+  kill(-pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (group_alive() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  kill(pid_, SIGKILL);
-  waitpid(pid_, nullptr, 0);
+  if (group_alive()) kill(-pid_, SIGKILL);
+  if (!reaped) waitpid(pid_, nullptr, 0);
   pid_ = -1;
 }
 

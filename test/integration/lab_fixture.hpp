@@ -1,4 +1,8 @@
-// The lab for C++ integration tests: a real kube-lab process.
+// The lab for C++ integration tests: a real kube-lab process, started by the
+// one C++ launcher, which keeps the contract of devlib/lab.sh and
+// devlib/lab.py (see lab/README.md): kube-lab leads a process group of its
+// own, is ready once DIR/ready names its kubeconfig (or has failed when it
+// dies first), and is stopped with SIGTERM to the group, SIGKILL after 20 s.
 //
 // Lab::shared() is the suite's shared lab when ./dev test started one
 // (TOYSCHED_SHARED_KUBECONFIG), else one started for this test binary (3
@@ -28,7 +32,7 @@ class Lab {
   // kubeconfig-cert: the same lab, client-certificate auth.
   std::string cert_kubeconfig() const { return dir_ + "/kubeconfig-cert"; }
 
-  void stop();  // SIGTERM and wait (a restart on dir() keeps the data)
+  void stop();  // SIGTERM to its group and wait (a restart on dir() keeps the data)
 
   // Runs build/kubectl against this lab; returns stdout, throws with stderr
   // on a non-zero exit.

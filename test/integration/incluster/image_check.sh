@@ -4,7 +4,7 @@
 # build), so it is not part of `./dev test`.
 #
 #  1. A minimal bookworm root (debootstrap --variant=minbase, what
-#     debian:bookworm-slim is made from), from the mirror apt on this machine
+#     debian:bookworm-slim is made from), from the archive apt on this machine
 #     uses, with the suites that image has (bookworm, -updates, -security).
 #  2. The Containerfile's runtime stage, read from it and carried out in that
 #     root: ARG, RUN (chroot, /bin/sh -c, the ARGs as environment as an engine
@@ -47,32 +47,27 @@ STAGE=$(instructions runtime)
 read -r _ from _ <<<"$(head -n1 <<<"$STAGE")"
 [ "$from" = debian:bookworm-slim ] || die "the runtime stage is FROM $from; this check builds debian:bookworm-slim"
 
-# ---- the mirror apt uses here (deb822 .sources first, then sources.list)
-mirror_for() {  # mirror_for SUITE DEFAULT
-  local f uri
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    uri=$(awk -v s="$1" 'BEGIN{RS=""} {
-        u = ""; ok = 0
-        n = split($0, l, "\n")
-        for (i = 1; i <= n; i++) {
-          if (l[i] ~ /^URIs:/) { split(l[i], w, /[[:space:]]+/); u = w[2] }
-          if (l[i] ~ /^Suites:/) { m = split(l[i], w, /[[:space:]]+/); for (j = 2; j <= m; j++) if (w[j] == s) ok = 1 }
-          if (l[i] ~ /^Enabled:[[:space:]]*no/) ok = -1
-        }
-        if (ok == 1 && u != "") { print u; exit }
-      }' "$f")
-    [ -n "$uri" ] && { echo "${uri%/}"; return; }
-  done
-  uri=$(awk -v s="$1" '$1 == "deb" && $0 !~ /\[/ && $3 == s {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-  echo "${uri:-$2}" | sed 's:/*$::'
+# ---- the package archive this machine's apt uses, per suite, read by apt
+# itself from its own configuration (/etc/apt/sources.list,
+# sources.list.d/*.list and deb822 *.sources; comments, options and
+# "Enabled: no" as apt understands them). Nothing is assumed: a suite the
+# machine has no source for stops the check.
+apt_site() {  # apt_site SUITE: the URI of the first enabled `deb` source for SUITE
+  apt-get indextargets --no-release-info --format '$(TARGET_OF) $(RELEASE) $(SITE)' 2>/dev/null |
+    awk -v s="$1" '$1 == "deb" && $2 == s {print $3; exit}' | sed 's:/*$::'
 }
-MIRROR=$(mirror_for bookworm http://deb.debian.org/debian)
-SECURITY=$(mirror_for bookworm-security http://deb.debian.org/debian-security)
+for suite in bookworm bookworm-updates bookworm-security; do
+  [ -n "$(apt_site "$suite")" ] || die "this machine's apt configuration has no deb source for $suite \
+(/etc/apt/sources.list, /etc/apt/sources.list.d/*.list or *.sources): the root is built from the archive apt \
+uses here, and the image has bookworm, bookworm-updates and bookworm-security"
+done
+MIRROR=$(apt_site bookworm)
+UPDATES=$(apt_site bookworm-updates)
+SECURITY=$(apt_site bookworm-security)
 
 # ---- 1. the base root
 BASE=$WORK/base
-base_key=$(printf 'minbase bookworm %s %s\n' "$MIRROR" "$SECURITY" | sha256sum | cut -c1-16)
+base_key=$(printf 'minbase bookworm %s %s %s\n' "$MIRROR" "$UPDATES" "$SECURITY" | sha256sum | cut -c1-16)
 if [ "$(cat "$BASE/.image-check" 2>/dev/null)" != "$base_key" ]; then
   log "debootstrap --variant=minbase bookworm from $MIRROR (a few minutes, once)"
   rm -rf "$BASE" "$BASE.tmp"
@@ -85,7 +80,13 @@ if [ "$(cat "$BASE/.image-check" 2>/dev/null)" != "$base_key" ]; then
   cat >"$BASE.tmp/etc/apt/sources.list.d/debian.sources" <<SRC
 Types: deb
 URIs: $MIRROR
-Suites: bookworm bookworm-updates
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: $UPDATES
+Suites: bookworm-updates
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
