@@ -160,9 +160,13 @@ asio::awaitable<void> App::lead() {
 }
 
 std::string App::serve(const serve::BindAddress& address) {
-  sources = std::make_unique<serve::Sources>(serve::Sources{
-      *scheduler, opts.scheduler_name, {transport.get(), events_transport.get()}, elector.get(),
-      opts.leader_election.resource_namespace + "/" + opts.leader_election.resource_name, &supervisor});
+  sources = std::make_unique<serve::Sources>(
+      serve::Sources{*scheduler,
+                     opts.scheduler_name,
+                     {transport.get(), events_transport.get()},
+                     elector.get(),
+                     opts.leader_election.resource_namespace + "/" + opts.leader_election.resource_name,
+                     &supervisor});
   if (lease_transport) sources->transports.push_back(lease_transport.get());
   serve::register_metrics(registry, *sources);
   serve::add_routes(routes, registry, *sources);

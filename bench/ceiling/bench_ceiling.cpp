@@ -335,12 +335,12 @@ int run_bind(const Common& c, int parallelism) {
         auto nodes = co_await api.list<kube::Node>(std::move(everything));
         if (!nodes || nodes->items.empty()) {
           std::cerr << "bench-ceiling: no nodes to bind to" << (nodes ? std::string() : ": " + nodes.error().message)
-                << "\n";
+                    << "\n";
           std::exit(1);
         }
         for (auto& n : nodes->items) b.nodes.push_back(std::move(n.name));
         TS_LOG(0, "Bind ceiling started", {"nodes", b.nodes.size()}, {"parallelism", parallelism},
-           {"schedulerName", c.scheduler_name});
+               {"schedulerName", c.scheduler_name});
         co_await informer.run();
       },
       asio::detached);

@@ -55,8 +55,10 @@ Writer& Writer::open(char c) {
   const std::uint64_t bit = std::uint64_t{1} << depth_;
   ++depth_;
   has_element_ &= ~bit;
-  if (c == '[') is_array_ |= bit;
-  else is_array_ &= ~bit;
+  if (c == '[')
+    is_array_ |= bit;
+  else
+    is_array_ &= ~bit;
   return *this;
 }
 

@@ -107,7 +107,8 @@ asio::awaitable<api_result<List<T>>> Api::list(ListOptions opts) {
         co_return r.error();
       }
       auto page = decode_list(decoder_, r->body, static_cast<T*>(nullptr));
-      if (!page) co_return ApiError{page.error(), r->status, std::nullopt, "list " + path + ": " + page.error().message()};
+      if (!page)
+        co_return ApiError{page.error(), r->status, std::nullopt, "list " + path + ": " + page.error().message()};
       for (auto& item : page->items) all.items.push_back(std::move(item));
       all.resource_version = page->resource_version;
       cont = page->continue_token;

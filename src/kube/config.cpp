@@ -458,7 +458,7 @@ expected<ClientConfig> load_in_cluster(const Environment& env) {
 }
 
 expected<ClientConfig> load_client_config(std::string_view kubeconfig, std::string_view context,
-                                               const Environment& env) {
+                                          const Environment& env) {
   if (!kubeconfig.empty()) {
     // An explicit path must exist: silently falling back would talk to the wrong cluster.
     const fs::path p(kubeconfig);

@@ -49,9 +49,12 @@ void Reflector<T>::stop() {
 namespace {
 template <class T>
 result<WatchEvent<T>> decode_event(Decoder& d, std::string_view line) {
-  if constexpr (std::is_same_v<T, Pod>) return d.pod_event(line);
-  else if constexpr (std::is_same_v<T, Node>) return d.node_event(line);
-  else return d.lease_event(line);
+  if constexpr (std::is_same_v<T, Pod>)
+    return d.pod_event(line);
+  else if constexpr (std::is_same_v<T, Node>)
+    return d.node_event(line);
+  else
+    return d.lease_event(line);
 }
 }  // namespace
 
@@ -79,8 +82,9 @@ std::string Reflector<T>::watch_target() {
   // A random timeout spreads the re-watches of many clients (client-go: 5–10 min).
   std::uniform_int_distribution<int> secs(300, 599);
   static thread_local std::mt19937 rng(std::random_device{}());
-  std::string target = ResourcePath<T>::path(opts_.ns) + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
-                       url_encode(rv_) + "&timeoutSeconds=" + std::to_string(secs(rng));
+  std::string target = ResourcePath<T>::path(opts_.ns) +
+                       "?watch=1&allowWatchBookmarks=true&resourceVersion=" + url_encode(rv_) +
+                       "&timeoutSeconds=" + std::to_string(secs(rng));
   if (!opts_.field_selector.empty()) target += "&fieldSelector=" + url_encode(opts_.field_selector);
   if (!opts_.label_selector.empty()) target += "&labelSelector=" + url_encode(opts_.label_selector);
   return target;
@@ -170,9 +174,9 @@ asio::awaitable<WatchEnd> Reflector<T>::read_events(WatchFramer& framer) {
       // The connection ended: deliver what the last read brought, then
       // decide by how much of the response had arrived.
       if (auto decided = apply_events(framer)) co_return *decided;
-      end.how = !framer.finish()  ? StreamEnd::How::cut_inside_event
-                : framer.done() ? StreamEnd::How::response_complete
-                                : StreamEnd::How::closed_early;
+      end.how = !framer.finish() ? StreamEnd::How::cut_inside_event
+                : framer.done()  ? StreamEnd::How::response_complete
+                                 : StreamEnd::How::closed_early;
       break;
     }
   }
@@ -180,8 +184,7 @@ asio::awaitable<WatchEnd> Reflector<T>::read_events(WatchFramer& framer) {
   end.lasted = std::chrono::steady_clock::now() - started;
   auto decided = decide_watch_end(end);
   if (decided == WatchEnd::failed && end.how != StreamEnd::How::connection_lost)
-    TS_LOG(2, "Watch ended abnormally; re-watching after a backoff", {"resource", resource()},
-           {"events", end.events});
+    TS_LOG(2, "Watch ended abnormally; re-watching after a backoff", {"resource", resource()}, {"events", end.events});
   co_return decided;
 }
 

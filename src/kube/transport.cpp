@@ -11,8 +11,8 @@
 #include <boost/throw_exception.hpp>
 
 #include <openssl/ssl.h>
-#include <sys/socket.h>
 #include <openssl/x509v3.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <charconv>
@@ -171,8 +171,7 @@ struct Transport::impl {
     answered = parser.got_some() || rn > 0;
     if (rec == beast::error::timeout)
       co_return fail(errc::request_timeout, std::string(req.method_string()) + " " + std::string(req.target()) +
-                                                ": no response within " + std::to_string(budget.count()) +
-                                                "ms");
+                                                ": no response within " + std::to_string(budget.count()) + "ms");
     if (rec == http::error::body_limit)
       co_return fail(errc::object_too_large, std::string(req.target()) + ": response body over the limit");
     if (rec) co_return fail(errc::connection_lost, "read from " + where + ": " + rec.message());
@@ -241,7 +240,7 @@ Transport::Transport(std::unique_ptr<impl> p) : p_(std::move(p)) {}
 Transport::~Transport() = default;
 
 expected<std::unique_ptr<Transport>> Transport::create(asio::any_io_executor ex, ClientConfig config,
-                                                            TransportOptions options) {
+                                                       TransportOptions options) {
   auto p = std::make_unique<impl>(ex, std::move(config), std::move(options));
   auto bad = [](std::string what) { return Error{make_error_code(errc::config_invalid), std::move(what)}; };
   if (p->config.server.tls()) {
@@ -305,8 +304,10 @@ asio::awaitable<expected<HttpResponse>> Transport::request(HttpRequest r) {
     // says the others are likely dead too.
     // (Not a ?: of two co_awaits: GCC 12 destroys such a temporary twice.)
     expected<std::unique_ptr<Connection>> conn = fail(errc::connect_failed, "");
-    if (replayed) conn = co_await s.connect(connect_budget);
-    else conn = co_await s.take(connect_budget);
+    if (replayed)
+      conn = co_await s.connect(connect_budget);
+    else
+      conn = co_await s.take(connect_budget);
     if (!conn) co_return conn.error();
     auto request_budget = impl::budget(s.opts.request_timeout, limits);
     if (request_budget <= milliseconds(0)) co_return out_of_time();
@@ -397,8 +398,7 @@ class StreamImpl final : public Stream {
 
 }  // namespace
 
-asio::awaitable<expected<std::unique_ptr<Stream>>> Transport::open_stream(std::string target,
-                                                                                  WatchFramer& framer) {
+asio::awaitable<expected<std::unique_ptr<Stream>>> Transport::open_stream(std::string target, WatchFramer& framer) {
   auto& s = *p_;
   co_await s.limiter.acquire();
   auto conn = co_await s.connect(s.opts.connect_timeout);  // a stream never shares its connection

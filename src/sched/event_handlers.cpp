@@ -15,10 +15,9 @@ std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
 // updates (our own PodScheduled patch among them) must not send an
 // unschedulable pod round again, or every failure would retry itself.
 bool scheduling_spec_changed(const kube::Pod& a, const kube::Pod& b) {
-  return a.requests != b.requests || a.node_selector != b.node_selector ||
-         a.required_affinity != b.required_affinity || a.preferred_affinity != b.preferred_affinity ||
-         a.tolerations != b.tolerations || a.host_ports != b.host_ports || a.priority != b.priority ||
-         a.scheduling_gated != b.scheduling_gated;
+  return a.requests != b.requests || a.node_selector != b.node_selector || a.required_affinity != b.required_affinity ||
+         a.preferred_affinity != b.preferred_affinity || a.tolerations != b.tolerations ||
+         a.host_ports != b.host_ports || a.priority != b.priority || a.scheduling_gated != b.scheduling_gated;
 }
 }  // namespace
 
@@ -34,8 +33,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
     } else if (s.responsible_for(p)) {
       TS_LOG(3, "Add event for unscheduled pod", {"pod", key(p)});
       s.queue_.add_or_update(p, clock::now());
-      TS_LOG(5, "Pod moved to an internal scheduling queue", {"pod", key(p)}, {"event", "PodAdd"},
-             {"queue", "Active"});
+      TS_LOG(5, "Pod moved to an internal scheduling queue", {"pod", key(p)}, {"event", "PodAdd"}, {"queue", "Active"});
       s.wake();
     }
   }

@@ -101,16 +101,18 @@ void Scheduler::schedule_one(Queue::Item item) {
   if (observer_.attempt) observer_.attempt("scheduled", cycle_seconds);
   ++stats_.binds_in_flight;
   std::string task = "bind/" + key(pod);
-  BindRequest req{std::move(item.pod), std::move(d.node), d.evaluated_nodes, d.feasible_nodes, item.attempts,
-                  item.first_queued};
+  BindRequest req{std::move(item.pod), std::move(d.node), d.evaluated_nodes,
+                  d.feasible_nodes,    item.attempts,     item.first_queued};
   asio::co_spawn(api_.transport().executor(), bind(std::move(req)),
                  supervisor_.handler("bind", std::move(task), async::Criticality::expendable));
 }
 
 void Scheduler::handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds) {
   bool error = d.status == Decision::Status::error;
-  if (error) ++stats_.attempts_error;
-  else ++stats_.attempts_unschedulable;
+  if (error)
+    ++stats_.attempts_error;
+  else
+    ++stats_.attempts_unschedulable;
   if (observer_.attempt) observer_.attempt(error ? "error" : "unschedulable", cycle_seconds);
   TS_LOG(2, "Unable to schedule pod; no fit; waiting", {"pod", key(pod)}, {"err", d.message});
   queue_.unschedulable(pod.uid, clock::now());

@@ -17,7 +17,7 @@ struct Families {
   CounterFamily& api_requests;
   GaugeFamily& cache_size;
   CounterFamily& task_failures;
-  GaugeFamily* leader = nullptr;        // with --leader-elect
+  GaugeFamily* leader = nullptr;         // with --leader-elect
   CounterFamily* transitions = nullptr;  // with --leader-elect
 };
 
@@ -96,8 +96,7 @@ void collect_clients(Families& f, const Sources& src) {
     for (const auto& [k, v] : t->request_counts()) total[k] += v;
   for (const auto& [k, v] : total) sync(f.api_requests.with({k.first, k.second}), static_cast<double>(v));
   if (src.supervisor)
-    for (const auto& [task, n] : src.supervisor->failures())
-      sync(f.task_failures.with({task}), static_cast<double>(n));
+    for (const auto& [task, n] : src.supervisor->failures()) sync(f.task_failures.with({task}), static_cast<double>(n));
   if (src.elector) {
     f.leader->with({src.lease_name}).set(src.elector->stats().leading ? 1 : 0);
     sync(f.transitions->with({src.lease_name}), static_cast<double>(src.elector->stats().transitions_seen));
@@ -110,11 +109,11 @@ void register_metrics(Registry& reg, Sources& src) {
   const std::string profile = src.scheduler_name;
   Families f = register_families(reg, src.elector != nullptr);
   add_task_metrics(reg);
-  src.scheduler.set_observer(sched::SchedulerObserver{
-      [&h = f.attempt_duration, profile](const char* result, double seconds) {
-        h.with({result, profile}).observe(seconds);
-      },
-      [&h = f.sli](int n, double seconds) { h.with({std::to_string(n)}).observe(seconds); }});
+  src.scheduler.set_observer(
+      sched::SchedulerObserver{[&h = f.attempt_duration, profile](const char* result, double seconds) {
+                                 h.with({result, profile}).observe(seconds);
+                               },
+                               [&h = f.sli](int n, double seconds) { h.with({std::to_string(n)}).observe(seconds); }});
   reg.on_collect([f, &src, profile]() mutable {
     collect_scheduler(f, src, profile);
     collect_clients(f, src);

@@ -393,8 +393,10 @@ std::string dump_json() {
   w.object().key("tasks").array();
   for (const TaskInfo& t : snapshot()) {
     w.object().field("id", t.id).field("name", t.name).field("state", to_string(t.state)).key("point");
-    if (t.point) w.value(t.point->name);
-    else w.null();
+    if (t.point)
+      w.value(t.point->name);
+    else
+      w.null();
     w.field("file", t.file).field("line", static_cast<std::uint64_t>(t.line)).field("waited_ms", t.waited_ms).end();
   }
   w.end().field("untracked", static_cast<std::uint64_t>(untracked_tasks())).end();

@@ -40,8 +40,7 @@ std::unique_ptr<Transport> make(asio::io_context& io, ClientConfig c) {
 expected<HttpResponse> get(asio::io_context& io, Transport& t, std::string target) {
   HttpRequest req;
   req.target = std::move(target);
-  return run_async(io,
-                   [&]() -> asio::awaitable<expected<HttpResponse>> { co_return co_await t.request(req); }());
+  return run_async(io, [&]() -> asio::awaitable<expected<HttpResponse>> { co_return co_await t.request(req); }());
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {

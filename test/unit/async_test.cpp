@@ -103,7 +103,8 @@ TEST_CASE("Supervisor: a critical task's exception is a dead scheduler, reported
       io, []() -> asio::awaitable<void> { throw std::logic_error("second"); },
       s.handler("informers", Criticality::critical));
   // A task that ends normally is not a failure.
-  asio::co_spawn(io, []() -> asio::awaitable<void> { co_return; }, s.handler("events", Criticality::critical));
+  asio::co_spawn(
+      io, []() -> asio::awaitable<void> { co_return; }, s.handler("events", Criticality::critical));
   io.run();
   REQUIRE(s.dead());
   CHECK(s.dead()->find("schedule") != std::string::npos);

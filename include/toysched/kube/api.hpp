@@ -77,7 +77,7 @@ class Api {
   boost::asio::awaitable<api_result<void>> create_event(const Event& e);
 
   boost::asio::awaitable<api_result<Lease>> get_lease(std::string_view ns, std::string_view name,
-                                                     RequestLimits limits = {});
+                                                      RequestLimits limits = {});
   boost::asio::awaitable<api_result<Lease>> create_lease(const Lease& l, RequestLimits limits = {});
   // PUT with the lease's resourceVersion: 409 when someone wrote it since.
   boost::asio::awaitable<api_result<Lease>> update_lease(const Lease& l, RequestLimits limits = {});

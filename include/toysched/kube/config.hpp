@@ -107,8 +107,7 @@ std::vector<std::filesystem::path> split_kubeconfig_list(std::string_view value)
 // Loads and merges kubeconfig files (see the top of this file). Files that do
 // not exist are skipped; if none exists that is an error. `context`
 // overrides current-context when not empty.
-expected<ClientConfig> load_kubeconfig(const std::vector<std::filesystem::path>& files,
-                                            std::string_view context = {});
+expected<ClientConfig> load_kubeconfig(const std::vector<std::filesystem::path>& files, std::string_view context = {});
 
 // The in-cluster configuration (client-go rest.InClusterConfig):
 // https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, the service
@@ -119,7 +118,7 @@ expected<ClientConfig> load_in_cluster(const Environment& env);
 // The whole loading order (diagram at the top). `kubeconfig` and `context`
 // are the --kubeconfig and --context flags, empty when not given.
 expected<ClientConfig> load_client_config(std::string_view kubeconfig, std::string_view context,
-                                               const Environment& env);
+                                          const Environment& env);
 
 // The bearer token for each request.
 //

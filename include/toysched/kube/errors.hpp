@@ -3,8 +3,8 @@
 // codes (plus, where the server sent one, its decoded Status beside it).
 #pragma once
 
-#include <boost/system/error_code.hpp>
 #include <boost/assert/source_location.hpp>
+#include <boost/system/error_code.hpp>
 #include <boost/system/result.hpp>
 
 #include <string>

@@ -41,8 +41,10 @@ class WatchFramer;
 template <class T>
 struct ResourceTraits {
   static std::string key(const T& o) {
-    if constexpr (requires { o.ns; }) return o.ns.empty() ? o.name : o.ns + "/" + o.name;
-    else return o.name;
+    if constexpr (requires { o.ns; })
+      return o.ns.empty() ? o.name : o.ns + "/" + o.name;
+    else
+      return o.name;
   }
   static const std::string& rv(const T& o) { return o.resource_version; }
 };

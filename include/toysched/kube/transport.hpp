@@ -76,7 +76,6 @@ struct TransportOptions {
   std::string user_agent = "toy-scheduler";
 };
 
-
 // One open streaming response (a watch) on a connection of its own.
 class Stream {
  public:
@@ -84,7 +83,7 @@ class Stream {
   // Reads what has arrived into the framer. False at the end of the
   // connection. idle_timeout bounds the wait for the next bytes.
   virtual boost::asio::awaitable<expected<bool>> read_into(WatchFramer& framer,
-                                                                   std::chrono::milliseconds idle_timeout) = 0;
+                                                           std::chrono::milliseconds idle_timeout) = 0;
   virtual void close() = 0;
 };
 
@@ -92,15 +91,14 @@ class Transport {
  public:
   // Fails on TLS material that does not load (bad CA, key not matching cert).
   static expected<std::unique_ptr<Transport>> create(boost::asio::any_io_executor ex, ClientConfig config,
-                                                          TransportOptions options = {});
+                                                     TransportOptions options = {});
   ~Transport();
 
   boost::asio::awaitable<expected<HttpResponse>> request(HttpRequest req);
 
   // Sends a GET and returns once the response status and headers are in (they
   // are fed into the framer). Not rate-limited per event, only per open.
-  boost::asio::awaitable<expected<std::unique_ptr<Stream>>> open_stream(std::string target,
-                                                                                WatchFramer& framer);
+  boost::asio::awaitable<expected<std::unique_ptr<Stream>>> open_stream(std::string target, WatchFramer& framer);
 
   // Opens connections until n are idle in the pool, so the first burst of
   // requests (a race for binds) pays no TCP and TLS handshakes.

@@ -31,8 +31,8 @@
 #include "toysched/async/supervisor.hpp"
 #include "toysched/async/wakeup.hpp"
 #include "toysched/kube/api.hpp"
-#include "toysched/kube/reflector.hpp"
 #include "toysched/kube/objects.hpp"
+#include "toysched/kube/reflector.hpp"
 #include "toysched/options.hpp"
 #include "toysched/trace/tasks.hpp"
 
