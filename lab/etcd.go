@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
@@ -99,13 +100,47 @@ func (s *etcdServer) stop() {
 
 // freePort asks the kernel for a free loopback port. There is a small race
 // until the real listener binds it; acceptable for a lab.
+// freePort picks a port that is free now and stays free until the server
+// that asked for it binds it. A port from the kernel's ephemeral range (what
+// listening on :0 gives) is not: any outgoing connection on the machine may
+// take it as its local port in between, and the apiserver then fails with
+// "address already in use" (seen with several labs and tests at once). So
+// the port is drawn below that range, where only listeners go.
 func freePort() (int, error) {
+	lo, hi := 20000, ephemeralLow()
+	if hi-lo < 1000 {
+		lo, hi = 10000, 20000
+	}
+	for i := 0; i < 200; i++ {
+		port := lo + rand.IntN(hi-lo)
+		if portFree(port) {
+			return port, nil
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ephemeralLow: the start of the kernel's ephemeral port range (32768 if
+// it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n <= 1024 {
+		return 32768
+	}
+	return n
 }
 
 func portFree(port int) bool {
