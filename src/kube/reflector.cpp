@@ -62,6 +62,7 @@ template <class T>
 asio::awaitable<bool> Reflector<T>::list() {
   ++stats_.lists;
   auto r = co_await trace::traced(*task_, trace::points::watch_list, api_.list<T>(opts_));
+  unreachable_ = !r && r.error().http_status == 0;
   if (!r) {
     if (novel_error(r.error().message))
       TS_ERROR("Failed to list", {"resource", resource()}, {"err", r.error().message});
@@ -94,6 +95,7 @@ template <class T>
 asio::awaitable<std::optional<WatchEnd>> Reflector<T>::open_watch(WatchFramer& framer) {
   auto opened =
       co_await trace::traced(*task_, trace::points::watch_open, api_.transport().open_stream(watch_target(), framer));
+  unreachable_ = !opened;  // a refusal with a status comes back as a stream
   if (!opened) {
     if (novel_error(opened.error().message))
       TS_ERROR("Failed to watch", {"resource", resource()}, {"err", opened.error().message});
@@ -203,6 +205,33 @@ asio::awaitable<WatchEnd> Reflector<T>::watch() {
   co_return co_await read_events(framer);
 }
 
+// client-go's backoff (800 ms doubling to 30 s, jittered, reset after 2 min
+// of health), with one difference: while the server is unreachable (no
+// response at all: refused, reset, timed out) we ask it every probe interval
+// whether it is back, and retry as soon as it answers. A restarted API
+// server is then used within a second of being ready, instead of after a
+// backoff step that grew while it was down (76 s at 966effa). A server that
+// answers with an error (403, 500, 429) gets the full backoff: probing
+// would not tell us it has changed its mind.
+template <class T>
+asio::awaitable<void> Reflector<T>::back_off() {
+  constexpr auto probe_interval = 500ms;
+  const auto until = std::chrono::steady_clock::now() + backoff_.next();
+  if (!unreachable_) {
+    co_await wakeup_.sleep_until(*task_, trace::points::watch_backoff, until);
+    co_return;
+  }
+  for (;;) {
+    const auto next = std::min(until, std::chrono::steady_clock::now() + probe_interval);
+    if (!co_await wakeup_.sleep_until(*task_, trace::points::watch_backoff, next)) co_return;
+    if (std::chrono::steady_clock::now() >= until) co_return;
+    if (co_await trace::traced(*task_, trace::points::watch_probe, api_.transport().probe())) {
+      TS_LOG(2, "API server answers again; retrying at once", {"resource", resource()});
+      co_return;
+    }
+  }
+}
+
 template <class T>
 asio::awaitable<void> Reflector<T>::run() {
   trace::TaskScope task{"watch/", resource()};
@@ -215,7 +244,7 @@ asio::awaitable<void> Reflector<T>::run() {
   while (!wakeup_.stopped()) {
     if (need_list) {
       if (!co_await list()) {
-        co_await wakeup_.sleep_for(task, trace::points::watch_backoff, backoff_.next());
+        co_await back_off();
         continue;
       }
       need_list = false;
@@ -236,12 +265,12 @@ asio::awaitable<void> Reflector<T>::run() {
         break;
       case WatchEnd::failed:
         ++stats_.rewatch_error;
-        co_await wakeup_.sleep_for(task, trace::points::watch_backoff, backoff_.next());
+        co_await back_off();
         break;
       case WatchEnd::error_event:
         ++stats_.rewatch_error;
         need_list = true;
-        co_await wakeup_.sleep_for(task, trace::points::watch_backoff, backoff_.next());
+        co_await back_off();
         break;
     }
   }

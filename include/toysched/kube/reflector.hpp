@@ -186,6 +186,8 @@ class Reflector {
   // The events the framer holds: nullopt to go on, else how the watch ends.
   std::optional<WatchEnd> apply_events(WatchFramer& framer);
   std::string watch_target();
+  // Waits out the next backoff step; see back_off() in reflector.cpp.
+  boost::asio::awaitable<void> back_off();
   const char* resource() const noexcept { return ResourcePath<T>::name; }
   // True the first time in a row `err` is seen: a failure that repeats on
   // every retry (a 403, a server that is down) is logged once at error
@@ -204,6 +206,7 @@ class Reflector {
   Backoff backoff_;
   std::string rv_;
   std::string last_error_;
+  bool unreachable_ = false;  // the last list or watch request got no response at all
   bool quiet_ = false;
   bool synced_ = false;
   ReflectorStats stats_;
