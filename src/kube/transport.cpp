@@ -298,6 +298,9 @@ asio::awaitable<expected<HttpResponse>> Transport::request(HttpRequest r) {
     if (!co_await s.limiter.acquire(limits.deadline)) co_return out_of_time();
     if (limits.may_send && !limits.may_send())
       co_return fail(errc::cancelled, std::string(http::to_string(r.verb)) + " " + r.target + ": no longer wanted");
+    // The moment a request leaves, as client-go's -v=6 request log: the
+    // slow-leader test compares these with the Lease's holder history.
+    TS_LOG(6, "Sending request", {"verb", std::string_view(http::to_string(r.verb))}, {"url", r.target});
     auto connect_budget = impl::budget(s.opts.connect_timeout, limits);
     if (connect_budget <= milliseconds(0)) co_return out_of_time();
     // A replay never reuses a pooled connection: the one that just died
