@@ -231,12 +231,11 @@ std::optional<int> configure_process(const Options& opts) {
     std::cout << trace::known_points_text();
     return 0;
   }
-  if (!opts.crash_at.empty()) {
-    try {
-      trace::set_crash_at(trace::parse_crash_at(opts.crash_at));
-    } catch (const std::invalid_argument& e) {
-      return fail_start(e.what());
-    }
+  try {
+    if (!opts.crash_at.empty()) trace::set_crash_at(trace::parse_crash_at(opts.crash_at));
+    if (!opts.throw_at.empty()) trace::set_throw_at(trace::parse_crash_at(opts.throw_at));
+  } catch (const std::invalid_argument& e) {
+    return fail_start(opts.throw_at.empty() ? e.what() : std::string(e.what()) + " (--crash-at or --throw-at)");
   }
   // Like a Go program's goroutine dump: every task and where it is parked.
   trace::install_sigquit_handler();

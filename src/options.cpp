@@ -132,6 +132,9 @@ ParseResult parse_options(std::vector<std::string> args) {
   app.add_option("--crash-at", o.crash_at,
                  "POINT[:N]: dump tasks and die on the Nth arrival at await point POINT; "
                  "'list' prints the points.");
+  app.add_option("--throw-at", o.throw_at,
+                 "POINT[:N]: for tests: the task that makes the Nth arrival at await point POINT throws there "
+                 "(a bind is retried; the scheduling loop, an informer or the lease ends the process).");
 
   auto argv = normalize(std::move(args));
   std::vector<std::string> reversed(argv.rbegin(), argv.rend());  // CLI11 wants them reversed

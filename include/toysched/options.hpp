@@ -49,6 +49,7 @@ struct Options {
 
   std::string metrics_bind_address = "127.0.0.1:10251";
   std::string crash_at;  // POINT[:N], or "list"
+  std::string throw_at;  // POINT[:N]: fault injection for tests
 };
 
 // What parse_options decided: run with these options, or exit now (help,

@@ -349,6 +349,26 @@ void set_crash_at(CrashAt c) noexcept {
 
 void clear_crash_at() noexcept { g_crash_point = detail::no_point; }
 
+namespace detail {
+constinit std::uint16_t g_throw_point = no_point;
+}  // namespace detail
+namespace {
+constinit std::uint32_t g_throw_nth = 0;
+constinit std::uint32_t g_throw_seen = 0;
+}  // namespace
+
+void set_throw_at(CrashAt c) noexcept {
+  detail::g_throw_point = c.point.id;
+  g_throw_nth = c.nth;
+  g_throw_seen = 0;
+}
+
+void detail::throw_injected(Point point) {
+  if (++g_throw_seen != g_throw_nth) return;
+  g_throw_point = no_point;  // once
+  throw InjectedFault("--throw-at: injected fault at " + std::string(point.name) + ":" + std::to_string(g_throw_nth));
+}
+
 std::string known_points_text() {
   std::size_t width = 0;
   for (const Point& p : known_points()) width = std::max(width, std::strlen(p.name));

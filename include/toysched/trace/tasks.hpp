@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <source_location>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +107,12 @@ class TaskScope {
   std::uint32_t gen_;
 };
 
+// --throw-at's point (no_point when off) and its trigger; see set_throw_at.
+namespace detail {
+extern constinit std::uint16_t g_throw_point;
+void throw_injected(Point point);  // counts the arrival; throws on the nth
+}  // namespace detail
+
 // Marks `task` waiting at `point` for the guard's lifetime. traced() is the
 // usual way in; use this directly around a co_await that is not an
 // awaitable<T> (construct it immediately before the co_await).
@@ -132,12 +139,16 @@ template <class T>
 boost::asio::awaitable<T> traced(TaskScope& task, Point point, boost::asio::awaitable<T> op,
                                  std::source_location where = std::source_location::current()) {
   WaitGuard wait(task, point, where);
+  if (point.id == detail::g_throw_point) [[unlikely]]
+    detail::throw_injected(point);
   co_return co_await std::move(op);
 }
 
 inline boost::asio::awaitable<void> traced(TaskScope& task, Point point, boost::asio::awaitable<void> op,
                                            std::source_location where = std::source_location::current()) {
   WaitGuard wait(task, point, where);
+  if (point.id == detail::g_throw_point) [[unlikely]]
+    detail::throw_injected(point);
   co_await std::move(op);
 }
 
@@ -154,6 +165,13 @@ CrashAt parse_crash_at(std::string_view spec);
 // dump and exit(2) exactly as SIGQUIT does.
 void set_crash_at(CrashAt c) noexcept;
 void clear_crash_at() noexcept;
+// --throw-at: on the nth arrival at the point, traced() throws
+// InjectedFault in the arriving task instead of waiting (the tests of what
+// a task's exception does). parse_crash_at() parses it.
+void set_throw_at(CrashAt c) noexcept;
+struct InjectedFault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 // `--crash-at=list`: one line per point, "bind.post  POST pods/binding in flight".
 std::string known_points_text();
 
