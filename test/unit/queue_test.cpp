@@ -116,3 +116,65 @@ TEST_CASE("a priority change re-orders a waiting pod") {
   CHECK(pop_uid(q) == "b");
   CHECK(pop_uid(q) == "a");
 }
+
+TEST_CASE("a move keeps the backoff counted from the failure, not from the move") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  q.unschedulable("a", t0);  // first failure: 1 s of backoff, until t0 + 1 s
+  q.move_all_to_active_or_backoff(t0 + 900ms);
+  REQUIRE(q.backoff_size() == 1);
+  CHECK(*q.next_backoff_expiry() == t0 + 1s);
+  q.flush(t0 + 1s);
+  CHECK(q.active_size() == 1);
+}
+
+TEST_CASE("a spec update of an unschedulable pod keeps its backoff too") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  q.unschedulable("a", t0);
+  q.add_or_update(pod("a", 5), t0 + 500ms);
+  REQUIRE(q.backoff_size() == 1);
+  CHECK(*q.next_backoff_expiry() == t0 + 1s);
+}
+
+TEST_CASE("an empty activeQ pops from backoffQ, after every active pod") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  q.unschedulable("a", t0);
+  q.move_all_to_active_or_backoff(t0 + 100ms);  // backing off until t0 + 1 s
+  q.add_or_update(pod("b"), t0 + 200ms);
+  CHECK(pop_uid(q, t0 + 300ms) == "b");  // activeQ first
+  auto item = q.pop(t0 + 300ms);         // then backoffQ, without waiting out the second
+  REQUIRE(item);
+  CHECK(item->pod.uid == "a");
+  CHECK(item->attempts == 2);
+  CHECK(q.backoff_size() == 0);
+  CHECK(q.in_flight("a"));
+}
+
+TEST_CASE("backoffQ pops the pod whose backoff ends first") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  q.add_or_update(pod("b"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  REQUIRE(pop_uid(q) == "b");
+  q.unschedulable("b", t0);
+  q.unschedulable("a", t0 + 10ms);
+  q.move_all_to_active_or_backoff(t0 + 20ms);
+  CHECK(pop_uid(q, t0 + 30ms) == "b");
+  CHECK(pop_uid(q, t0 + 30ms) == "a");
+}
+
+TEST_CASE("a pod backing off after an error is not popped early") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  q.backoff("a", t0);  // e.g. the bind failed with a 500
+  CHECK(pop_uid(q, t0 + 500ms) == "");
+  CHECK(q.backoff_size() == 1);
+  q.flush(t0 + 1s);
+  CHECK(pop_uid(q, t0 + 1s) == "a");
+}
