@@ -240,6 +240,8 @@ TEST_CASE("decode: a node") {
   CHECK(n->allocatable.pods == 110);
   CHECK(n->allocatable.extended_value("example.com/gpu") == 2);
   CHECK(n->ready);
+  // Every condition's status, for the queue's "did anything that matters change".
+  CHECK(n->conditions == StringPairs{{"MemoryPressure", "False"}, {"Ready", "True"}});
   CHECK(n->internal_ip == "10.0.0.11");
 
   const auto not_ready = decode_node(

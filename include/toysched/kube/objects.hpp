@@ -123,6 +123,9 @@ struct Node {
   bool unschedulable = false;
   Resources allocatable;
   bool ready = false;  // condition Ready == "True"
+  // status.conditions as type → status: a change of status (not a heartbeat)
+  // may make pods fit, so the queue compares them.
+  StringPairs conditions;
   std::string internal_ip;
 };
 

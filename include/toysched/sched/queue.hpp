@@ -11,10 +11,10 @@
 // - backoff per pod: 1 s doubling to 10 s with each failed attempt, counted
 //   once from the failure; a later move does not start it again (upstream's
 //   cached BackoffExpiration);
-// - an unschedulable pod waits until an event could help it (a node added
-//   or changed, a pod deleted or gone from a node) and at most 5 minutes;
-//   if such an event happened while it was being scheduled, it goes to
-//   backoff instead, so the event is not missed;
+// - an unschedulable pod waits until an event could help it (see the
+//   predicates below) and at most 5 minutes; if such an event happened
+//   while it was being scheduled, it goes to backoff instead, so the event
+//   is not missed;
 // - when activeQ is empty, pop takes the head of backoffQ early (upstream's
 //   SchedulerPopFromBackoffQ, KEP-5142): an idle scheduler need not wait out
 //   a backoff whose only purpose is to let others go first. Pods backing off
@@ -36,6 +36,18 @@
 #include "toysched/kube/objects.hpp"
 
 namespace toysched::sched {
+
+// Which cluster events can help an unschedulable pod, so that only those
+// move it (upstream's NodeSchedulingPropertiesChange and the pod events its
+// plugins register; queue_events.cpp). Anything else (a node heartbeat, an
+// annotation, our own status patch) would only cost a pointless attempt
+// and a FailedScheduling event per waiting pod.
+
+// A node update changed what our filters read: allocatable, labels, taints,
+// spec.unschedulable, or the status of a condition.
+bool node_update_can_help(const kube::Node& old, const kube::Node& now);
+// A bound pod's request went down or away (an in-place resize): room freed.
+bool pod_scaled_down(const kube::Pod& old, const kube::Pod& now);
 
 class Queue {
  public:

@@ -105,6 +105,8 @@ class Scheduler {
 
   bool responsible_for(const kube::Pod& p) const;
   void wake() noexcept { wakeup_.wake(); }
+  // A cluster event that can help: unschedulable pods go back to be tried.
+  void move_unschedulable(const char* event);
   std::optional<Queue::Item> next_pod(Queue::clock::time_point now);
   Queue::clock::time_point next_wake(Queue::clock::time_point now) const;
   void schedule_one(Queue::Item item);
