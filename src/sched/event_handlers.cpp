@@ -17,7 +17,8 @@ std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
 bool scheduling_spec_changed(const kube::Pod& a, const kube::Pod& b) {
   return a.requests != b.requests || a.node_selector != b.node_selector || a.required_affinity != b.required_affinity ||
          a.preferred_affinity != b.preferred_affinity || a.tolerations != b.tolerations ||
-         a.host_ports != b.host_ports || a.priority != b.priority || a.scheduling_gated != b.scheduling_gated;
+         a.host_ports != b.host_ports || a.priority != b.priority || a.scheduling_gated != b.scheduling_gated ||
+         a.unsupported != b.unsupported;
 }
 }  // namespace
 

@@ -37,6 +37,7 @@ struct SchedulerOptions {
   std::string scheduler_name = "toy-scheduler";
   int bind_parallelism = 16;
   int percentage_of_nodes_to_score = 0;
+  bool ignore_unsupported_constraints = false;  // see Options: refuse such pods unless set
   std::uint64_t seed = std::random_device{}();  // tie-breaking between equal nodes
   std::string instance;                         // reportingInstance of events
 };
