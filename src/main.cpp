@@ -117,6 +117,7 @@ void App::make_scheduler() {
   sopts.scheduler_name = opts.scheduler_name;
   sopts.bind_parallelism = opts.bind_parallelism;
   sopts.percentage_of_nodes_to_score = opts.percentage_of_nodes_to_score;
+  sopts.ignore_unsupported_constraints = opts.ignore_unsupported_constraints;
   sopts.instance = opts.scheduler_name + "-" + hostname();
   scheduler = std::make_unique<sched::Scheduler>(*api, *events_api, sopts, supervisor);
   // A dead critical task is a dead scheduler (a Go panic): leave non-zero so

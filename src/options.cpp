@@ -127,6 +127,10 @@ ParseResult parse_options(std::vector<std::string> args) {
                  "Stop filtering once this % of the nodes are found feasible (0: kube-scheduler's adaptive "
                  "rule; 100: every node).")
       ->check(CLI::Range(0, 100));
+  app.add_flag("--ignore-unsupported-constraints", o.ignore_unsupported_constraints,
+               "Bind pods whose hard constraints toy-scheduler cannot evaluate (required pod affinity or "
+               "anti-affinity, DoNotSchedule topology spread, PVC or ephemeral volumes, resource claims) as if "
+               "those were absent. Default: leave them pending with a FailedScheduling event.");
   app.add_option("--metrics-bind-address", o.metrics_bind_address,
                  "host:port of /healthz, /readyz, /metrics and /debug.");
   app.add_option("--crash-at", o.crash_at,

@@ -47,6 +47,13 @@ struct Options {
   // every node (the cycle bench shows what that costs).
   int percentage_of_nodes_to_score = 0;
 
+  // A pod with a hard constraint we do not evaluate (required pod
+  // (anti-)affinity, DoNotSchedule spread, a PVC, a resource claim) stays
+  // pending with a FailedScheduling event, rather than be bound where the
+  // constraint may not hold. true binds it as if the constraint were absent
+  // (the behaviour before the check; some drills want it).
+  bool ignore_unsupported_constraints = false;
+
   std::string metrics_bind_address = "127.0.0.1:10251";
   std::string crash_at;  // POINT[:N], or "list"
   std::string throw_at;  // POINT[:N]: fault injection for tests

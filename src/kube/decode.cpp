@@ -98,6 +98,7 @@ errc get_node_status(od::value& v, Node& n) {
           return errc::ok;
         }));
         if (cond && type == "Ready") n.ready = value == "True";
+        if (cond) n.conditions.emplace_back(std::move(type), std::move(value));
         if (!cond && type == "InternalIP" && n.internal_ip.empty()) n.internal_ip = std::move(value);
         return errc::ok;
       });

@@ -121,6 +121,48 @@ errc get_node_affinity(od::value& v, Pod& p) {
   });
 }
 
+// A non-empty list of required terms: only its presence matters here.
+errc get_required_pod_terms(od::value& v, bool& present) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k != "requiredDuringSchedulingIgnoredDuringExecution") return errc::ok;
+    return elements(val, [&](od::value&) {
+      present = true;
+      return errc::ok;
+    });
+  });
+}
+
+errc get_affinity(od::value& v, Pod& p) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "nodeAffinity") return get_node_affinity(val, p);
+    if (k == "podAffinity") return get_required_pod_terms(val, p.unsupported.pod_affinity);
+    if (k == "podAntiAffinity") return get_required_pod_terms(val, p.unsupported.pod_anti_affinity);
+    return errc::ok;
+  });
+}
+
+// Volumes that need a claim bound (VolumeBinding's business upstream). Other
+// kinds (emptyDir, configMap, projected, hostPath ...) constrain nothing.
+errc get_volume(od::value& v, UnsupportedConstraints& u) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (is_null(val)) return errc::ok;
+    if (k == "persistentVolumeClaim") u.pvc = true;
+    if (k == "ephemeral") u.ephemeral_volume = true;
+    return errc::ok;
+  });
+}
+
+errc get_spread_constraint(od::value& v, UnsupportedConstraints& u) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k != "whenUnsatisfiable") return errc::ok;
+    std::string s;
+    TS_TRY(get(val, s));
+    // ScheduleAnyway is only a score preference: ignoring it is allowed.
+    if (s == "DoNotSchedule") u.topology_spread = true;
+    return errc::ok;
+  });
+}
+
 errc get_toleration(od::value& v, Toleration& t) {
   return fields(v, [&](std::string_view k, od::value& val) {
     if (k == "key") return get(val, t.key);
@@ -223,9 +265,15 @@ errc get_pod_spec(od::value& v, Pod& p, PodSpecParts& parts) {
     if (k == "tolerations") {
       return elements(val, [&](od::value& t) { return get_toleration(t, p.tolerations.emplace_back()); });
     }
-    if (k == "affinity") {
-      return fields(val, [&](std::string_view ak, od::value& av) {
-        return ak == "nodeAffinity" ? get_node_affinity(av, p) : errc::ok;
+    if (k == "affinity") return get_affinity(val, p);
+    if (k == "topologySpreadConstraints") {
+      return elements(val, [&](od::value& c) { return get_spread_constraint(c, p.unsupported); });
+    }
+    if (k == "volumes") return elements(val, [&](od::value& vol) { return get_volume(vol, p.unsupported); });
+    if (k == "resourceClaims") {
+      return elements(val, [&](od::value&) {
+        p.unsupported.resource_claims = true;
+        return errc::ok;
       });
     }
     if (k == "schedulingGates") {

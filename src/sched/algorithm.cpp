@@ -156,6 +156,27 @@ FilterOutcome filter_sampled(const kube::Pod& pod, std::span<const NodeInfo* con
 }
 }  // namespace
 
+Decision refuse_unsupported(const kube::Pod& pod) {
+  const kube::UnsupportedConstraints& u = pod.unsupported;
+  std::string fields;
+  int count = 0;
+  auto add = [&](bool present, std::string_view field) {
+    if (!present) return;
+    if (count++ > 0) fields += ", ";
+    fields += field;
+  };
+  add(u.pod_affinity, "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+  add(u.pod_anti_affinity, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+  add(u.topology_spread, "spec.topologySpreadConstraints[].whenUnsatisfiable=DoNotSchedule");
+  add(u.pvc, "spec.volumes[].persistentVolumeClaim");
+  add(u.ephemeral_volume, "spec.volumes[].ephemeral");
+  add(u.resource_claims, "spec.resourceClaims");
+  return not_scheduled(Decision{}, false,
+                       "toy-scheduler does not evaluate " + fields + ": the pod stays pending rather than be bound " +
+                           (count > 1 ? "without them" : "without it") +
+                           " (--ignore-unsupported-constraints binds it anyway).");
+}
+
 Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nodes, std::mt19937_64& rng,
                       std::vector<NodeScore>* scores, Search* search) {
   if (scores != nullptr) scores->clear();

@@ -17,7 +17,8 @@ std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
 bool scheduling_spec_changed(const kube::Pod& a, const kube::Pod& b) {
   return a.requests != b.requests || a.node_selector != b.node_selector || a.required_affinity != b.required_affinity ||
          a.preferred_affinity != b.preferred_affinity || a.tolerations != b.tolerations ||
-         a.host_ports != b.host_ports || a.priority != b.priority || a.scheduling_gated != b.scheduling_gated;
+         a.host_ports != b.host_ports || a.priority != b.priority || a.scheduling_gated != b.scheduling_gated ||
+         a.unsupported != b.unsupported;
 }
 }  // namespace
 
@@ -46,6 +47,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
         s.cache_.add_pod(now);
       } else {
         s.cache_.update_pod(old, now);
+        if (pod_scaled_down(old, now)) s.move_unschedulable("AssignedPodUpdate");  // resized down: room freed
       }
     } else if (s.responsible_for(now)) {
       if (!s.responsible_for(old) || scheduling_spec_changed(old, now)) {
@@ -64,8 +66,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
     if (counted) {
       TS_LOG(3, "Delete event for scheduled pod", {"pod", key(last)});
       s.cache_.remove_pod(last);
-      s.queue_.move_all_to_active_or_backoff(clock::now());  // its room is free now
-      s.wake();
+      s.move_unschedulable("AssignedPodDelete");  // its room is free now
     }
   }
 };
@@ -77,20 +78,24 @@ struct Scheduler::NodeEvents final : kube::Handler<kube::Node> {
   void on_add(const kube::Node& n) override {
     TS_LOG(3, "Add event for node", {"node", n.name});
     s.cache_.add_node(n);
-    s.queue_.move_all_to_active_or_backoff(clock::now());
-    s.wake();
+    s.move_unschedulable("NodeAdd");
   }
-  void on_update(const kube::Node&, const kube::Node& n) override {
+  void on_update(const kube::Node& old, const kube::Node& n) override {
     TS_LOG(3, "Update event for node", {"node", n.name});
     s.cache_.update_node(n);
-    s.queue_.move_all_to_active_or_backoff(clock::now());
-    s.wake();
+    if (node_update_can_help(old, n)) s.move_unschedulable("NodeUpdate");
   }
   void on_delete(const kube::Node& n) override {
     TS_LOG(3, "Delete event for node", {"node", n.name});
     s.cache_.remove_node(n.name);
   }
 };
+
+void Scheduler::move_unschedulable(const char* event) {
+  const std::size_t moved = queue_.move_all_to_active_or_backoff(clock::now());
+  TS_LOG(5, "Unschedulable pods moved by a cluster event", {"event", event}, {"pods", moved});
+  wake();
+}
 
 // Defined here, where the handlers are complete types.
 Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opts, async::Supervisor& supervisor)

@@ -1,6 +1,7 @@
 #include "toysched/sched/queue.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace toysched::sched {
 
@@ -17,6 +18,9 @@ void Queue::detach(Entry& e, const std::string& uid) {
       break;
     case Where::backoff:
       backoff_.erase({e.backoff_until, uid});
+      break;
+    case Where::error_backoff:
+      error_backoff_.erase({e.backoff_until, uid});
       break;
     case Where::unschedulable:
       unschedulable_.erase({e.unschedulable_since, uid});
@@ -35,11 +39,19 @@ void Queue::to_active(Entry& e, const std::string& uid, clock::time_point now) {
   active_.insert(ActiveKey{e.pod.priority, e.queued, e.seq, uid});
 }
 
-void Queue::to_backoff(Entry& e, const std::string& uid, clock::time_point now) {
+// Keeps e.backoff_until: it was set when the attempt failed, and a move
+// must not push it further out.
+void Queue::to_backoff(Entry& e, const std::string& uid, Where which) {
   detach(e, uid);
-  e.where = Where::backoff;
-  e.backoff_until = now + backoff_for(std::max(1, e.attempts));
-  backoff_.insert({e.backoff_until, uid});
+  e.where = which;
+  (which == Where::error_backoff ? error_backoff_ : backoff_).insert({e.backoff_until, uid});
+}
+
+void Queue::to_active_or_backoff(Entry& e, const std::string& uid, clock::time_point now) {
+  if (now >= e.backoff_until)
+    to_active(e, uid, now);
+  else
+    to_backoff(e, uid, Where::backoff);
 }
 
 void Queue::add_or_update(const kube::Pod& pod, clock::time_point now) {
@@ -65,12 +77,10 @@ void Queue::add_or_update(const kube::Pod& pod, clock::time_point now) {
       break;
     case Where::unschedulable:
       e.pod = pod;  // its spec changed: it may fit now
-      if (now >= e.backoff_until)
-        to_active(e, pod.uid, now);
-      else
-        to_backoff(e, pod.uid, now);
+      to_active_or_backoff(e, pod.uid, now);
       break;
     case Where::backoff:
+    case Where::error_backoff:
     case Where::in_flight:
     case Where::done:
       e.pod = pod;
@@ -86,10 +96,16 @@ void Queue::remove(const std::string& uid) {
 }
 
 std::optional<Queue::Item> Queue::pop(clock::time_point) {
-  if (active_.empty()) return std::nullopt;
-  auto key = *active_.begin();
-  active_.erase(active_.begin());
-  Entry& e = entries_.at(key.uid);
+  std::string uid;
+  if (!active_.empty()) {
+    uid = active_.begin()->uid;
+  } else if (!backoff_.empty()) {
+    uid = backoff_.begin()->second;  // the one closest to the end of its backoff
+  } else {
+    return std::nullopt;
+  }
+  Entry& e = entries_.at(uid);
+  detach(e, uid);
   e.where = Where::in_flight;
   ++e.attempts;
   e.popped_at_cycle = move_cycle_;
@@ -105,43 +121,41 @@ void Queue::unschedulable(const std::string& uid, clock::time_point now) {
   auto it = entries_.find(uid);
   if (it == entries_.end()) return;
   Entry& e = it->second;
+  e.backoff_until = now + backoff_for(std::max(1, e.attempts));
   if (e.popped_at_cycle != move_cycle_) {
     // Something changed in the cluster while we were deciding: try again
     // after the backoff instead of waiting for the next event.
-    to_backoff(e, uid, now);
+    to_backoff(e, uid, Where::backoff);
     return;
   }
   detach(e, uid);
   e.where = Where::unschedulable;
   e.unschedulable_since = now;
-  e.backoff_until = now + backoff_for(e.attempts);
   unschedulable_.insert({now, uid});
 }
 
 void Queue::backoff(const std::string& uid, clock::time_point now) {
   auto it = entries_.find(uid);
   if (it == entries_.end()) return;
-  to_backoff(it->second, uid, now);
+  it->second.backoff_until = now + backoff_for(std::max(1, it->second.attempts));
+  to_backoff(it->second, uid, Where::error_backoff);
 }
 
-void Queue::move_all_to_active_or_backoff(clock::time_point now) {
+std::size_t Queue::move_all_to_active_or_backoff(clock::time_point now) {
   ++move_cycle_;
   std::vector<std::string> uids;
   uids.reserve(unschedulable_.size());
   for (const auto& entry : unschedulable_) uids.push_back(entry.second);
-  for (auto& uid : uids) {
-    Entry& e = entries_.at(uid);
-    if (now >= e.backoff_until)
-      to_active(e, uid, now);
-    else
-      to_backoff(e, uid, now);
-  }
+  for (auto& uid : uids) to_active_or_backoff(entries_.at(uid), uid, now);
+  return uids.size();
 }
 
 void Queue::flush(clock::time_point now) {
-  while (!backoff_.empty() && backoff_.begin()->first <= now) {
-    std::string uid = backoff_.begin()->second;
-    to_active(entries_.at(uid), uid, now);
+  for (auto* q : {&backoff_, &error_backoff_}) {
+    while (!q->empty() && q->begin()->first <= now) {
+      std::string uid = q->begin()->second;
+      to_active(entries_.at(uid), uid, now);
+    }
   }
   while (!unschedulable_.empty() && now - unschedulable_.begin()->first >= opts_.max_unschedulable) {
     std::string uid = unschedulable_.begin()->second;
@@ -155,8 +169,11 @@ bool Queue::in_flight(const std::string& uid) const {
 }
 
 std::optional<Queue::clock::time_point> Queue::next_backoff_expiry() const {
-  if (backoff_.empty()) return std::nullopt;
-  return backoff_.begin()->first;
+  std::optional<clock::time_point> next;
+  for (const auto* q : {&backoff_, &error_backoff_}) {
+    if (!q->empty() && (!next || q->begin()->first < *next)) next = q->begin()->first;
+  }
+  return next;
 }
 
 }  // namespace toysched::sched

@@ -85,7 +85,11 @@ void Scheduler::schedule_one(Queue::Item item) {
   TS_LOG(4, "About to try and schedule pod", {"pod", key(pod)});
   TS_LOG(3, "Attempting to schedule pod", {"pod", key(pod)});
   auto cycle_start = clock::now();
-  Decision d = schedule_pod(pod, cache_.nodes(), rng_, nullptr, &search_);
+  // Refused before any node is looked at: no node can be shown to satisfy a
+  // constraint we do not evaluate.
+  Decision d = opts_.ignore_unsupported_constraints || !pod.unsupported.any()
+                   ? schedule_pod(pod, cache_.nodes(), rng_, nullptr, &search_)
+                   : refuse_unsupported(pod);
   double cycle_seconds = seconds_since(cycle_start);
   if (d.status != Decision::Status::scheduled) {
     handle_scheduling_failure(pod, d, cycle_seconds);

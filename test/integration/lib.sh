@@ -103,6 +103,18 @@ YAML
   } | k apply -f - >/dev/null
 }
 
+# pod NAME <<YAML (the spec, indented 2): a toy-scheduler pod in NS.
+pod() {
+  { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: %s}\nspec:\n  schedulerName: toy-scheduler\n' "$1" "$NS"
+    cat; } | k apply -f - >/dev/null
+}
+
+# node_of POD: its spec.nodeName (empty while pending).
+node_of() { k -n "$NS" get pod "$1" -o jsonpath='{.spec.nodeName}'; }
+
+# scheduled_message POD: the message of its PodScheduled condition.
+scheduled_message() { k -n "$NS" get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
+
 # bound_count SELECTOR: pods in NS with spec.nodeName set.
 bound_count() { k -n "$NS" get pods -l "$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true; }
 

@@ -210,6 +210,39 @@ TEST_CASE("decode: scheduling gates, init-container host ports") {
   CHECK(p->host_ports == std::vector<HostPort>{{82, "TCP", "0.0.0.0"}});
 }
 
+TEST_CASE("decode: hard constraints the scheduler does not evaluate are recorded") {
+  auto decode = [](const std::string& more) {
+    auto p = decode_pod(pod_json(spec_of(ctr("a", ""), "", more)));
+    REQUIRE(p.has_value());
+    return p->unsupported;
+  };
+  const std::string term = R"([{"labelSelector":{"matchLabels":{"app":"db"}},"topologyKey":"zone"}])";
+  CHECK_FALSE(decode(R"("volumes":[{"name":"t","emptyDir":{}},{"name":"c","configMap":{"name":"x"}}])").any());
+
+  CHECK(decode(R"("affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)" + term + "}}")
+            .pod_affinity);
+  CHECK(decode(R"("affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)" + term + "}}")
+            .pod_anti_affinity);
+  CHECK(
+      decode(R"("topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"},)"
+             R"({"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}])")
+          .topology_spread);
+  CHECK(decode(R"("volumes":[{"name":"t","emptyDir":{}},{"name":"d","persistentVolumeClaim":{"claimName":"data"}}])")
+            .pvc);
+  CHECK(decode(R"("volumes":[{"name":"s","ephemeral":{"volumeClaimTemplate":{"spec":{"accessModes":["RWO"]}}}}])")
+            .ephemeral_volume);
+  CHECK(decode(R"("resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"gpu-template"}])").resource_claims);
+
+  // Only preferences, ScheduleAnyway, or empty lists: nothing a node must satisfy.
+  const auto soft =
+      decode(R"("affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[],)"
+             R"("preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,"podAffinityTerm":)" +
+             term.substr(1, term.size() - 2) +
+             R"(}]},"podAntiAffinity":{}},"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone",)"
+             R"("whenUnsatisfiable":"ScheduleAnyway"}],"resourceClaims":[])");
+  CHECK_FALSE(soft.any());
+}
+
 TEST_CASE("decode: a node") {
   const auto n = decode_node(R"({"kind":"Node","apiVersion":"v1",
     "metadata":{"name":"n1","uid":"node-uid-1","resourceVersion":"77",
@@ -240,6 +273,8 @@ TEST_CASE("decode: a node") {
   CHECK(n->allocatable.pods == 110);
   CHECK(n->allocatable.extended_value("example.com/gpu") == 2);
   CHECK(n->ready);
+  // Every condition's status, for the queue's "did anything that matters change".
+  CHECK(n->conditions == StringPairs{{"MemoryPressure", "False"}, {"Ready", "True"}});
   CHECK(n->internal_ip == "10.0.0.11");
 
   const auto not_ready = decode_node(

@@ -107,3 +107,9 @@ TEST_CASE("Go durations") {
   CHECK_FALSE(parse_duration("10d"));
   CHECK_FALSE(parse_duration("99999999999h"));
 }
+
+TEST_CASE("--ignore-unsupported-constraints: off unless given, and in --help") {
+  CHECK_FALSE(parse_ok({}).ignore_unsupported_constraints);
+  CHECK(parse_ok({"--ignore-unsupported-constraints"}).ignore_unsupported_constraints);
+  CHECK(parse_exit({"--help"}).out.find("--ignore-unsupported-constraints") != std::string::npos);
+}

@@ -116,3 +116,135 @@ TEST_CASE("a priority change re-orders a waiting pod") {
   CHECK(pop_uid(q) == "b");
   CHECK(pop_uid(q) == "a");
 }
+
+TEST_CASE("a move keeps the backoff counted from the failure, not from the move") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  q.unschedulable("a", t0);  // first failure: 1 s of backoff, until t0 + 1 s
+  q.move_all_to_active_or_backoff(t0 + 900ms);
+  REQUIRE(q.backoff_size() == 1);
+  CHECK(*q.next_backoff_expiry() == t0 + 1s);
+  q.flush(t0 + 1s);
+  CHECK(q.active_size() == 1);
+}
+
+TEST_CASE("a spec update of an unschedulable pod keeps its backoff too") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  q.unschedulable("a", t0);
+  q.add_or_update(pod("a", 5), t0 + 500ms);
+  REQUIRE(q.backoff_size() == 1);
+  CHECK(*q.next_backoff_expiry() == t0 + 1s);
+}
+
+TEST_CASE("an empty activeQ pops from backoffQ, after every active pod") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  q.unschedulable("a", t0);
+  q.move_all_to_active_or_backoff(t0 + 100ms);  // backing off until t0 + 1 s
+  q.add_or_update(pod("b"), t0 + 200ms);
+  CHECK(pop_uid(q, t0 + 300ms) == "b");  // activeQ first
+  auto item = q.pop(t0 + 300ms);         // then backoffQ, without waiting out the second
+  REQUIRE(item);
+  CHECK(item->pod.uid == "a");
+  CHECK(item->attempts == 2);
+  CHECK(q.backoff_size() == 0);
+  CHECK(q.in_flight("a"));
+}
+
+TEST_CASE("backoffQ pops the pod whose backoff ends first") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  q.add_or_update(pod("b"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  REQUIRE(pop_uid(q) == "b");
+  q.unschedulable("b", t0);
+  q.unschedulable("a", t0 + 10ms);
+  q.move_all_to_active_or_backoff(t0 + 20ms);
+  CHECK(pop_uid(q, t0 + 30ms) == "b");
+  CHECK(pop_uid(q, t0 + 30ms) == "a");
+}
+
+TEST_CASE("a pod backing off after an error is not popped early") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  q.backoff("a", t0);  // e.g. the bind failed with a 500
+  CHECK(pop_uid(q, t0 + 500ms) == "");
+  CHECK(q.backoff_size() == 1);
+  q.flush(t0 + 1s);
+  CHECK(pop_uid(q, t0 + 1s) == "a");
+}
+
+namespace {
+using toysched::sched::node_update_can_help;
+using toysched::sched::pod_scaled_down;
+toysched::kube::Node base_node() {
+  toysched::kube::Node n;
+  n.name = "n1";
+  n.resource_version = "1";
+  n.labels = {{"kubernetes.io/hostname", "n1"}, {"zone", "a"}};
+  n.allocatable.milli_cpu = 4000;
+  n.allocatable.pods = 110;
+  n.ready = true;
+  n.conditions = {{"MemoryPressure", "False"}, {"Ready", "True"}};
+  n.internal_ip = "10.0.0.1";
+  return n;
+}
+}  // namespace
+
+TEST_CASE("node updates that cannot help an unschedulable pod do not move it") {
+  const auto old = base_node();
+  auto n = old;
+  n.resource_version = "2";  // an annotation, a heartbeat, managedFields: only the RV differs here
+  CHECK_FALSE(node_update_can_help(old, n));
+  n.labels = {{"zone", "a"}, {"kubernetes.io/hostname", "n1"}};  // same labels, other order
+  n.conditions = {{"Ready", "True"}, {"MemoryPressure", "False"}};
+  n.internal_ip = "10.0.0.2";
+  CHECK_FALSE(node_update_can_help(old, n));
+}
+
+TEST_CASE("node updates that can help: labels, taints, allocatable, cordon, condition status") {
+  const auto old = base_node();
+  auto n = old;
+  n.labels[1].second = "b";
+  CHECK(node_update_can_help(old, n));
+  n = old;
+  n.labels.emplace_back("disk", "ssd");
+  CHECK(node_update_can_help(old, n));
+  n = old;
+  n.taints.push_back({"dedicated", "gpu", toysched::kube::TaintEffect::no_schedule});
+  CHECK(node_update_can_help(old, n));
+  CHECK(node_update_can_help(n, old));  // and a taint removed
+  n = old;
+  n.allocatable.milli_cpu = 8000;
+  CHECK(node_update_can_help(old, n));
+  n = old;
+  n.unschedulable = true;
+  CHECK(node_update_can_help(n, old));  // uncordoned
+  n = old;
+  n.conditions[0].second = "True";
+  CHECK(node_update_can_help(old, n));
+}
+
+TEST_CASE("a bound pod resized down frees room; resized up does not") {
+  Pod old = pod("a");
+  old.requests.milli_cpu = 500;
+  old.requests.memory = 1 << 20;
+  old.requests.extended = {{"example.com/gpu", 2}};
+  Pod now = old;
+  CHECK_FALSE(pod_scaled_down(old, now));
+  now.requests.milli_cpu = 1000;
+  CHECK_FALSE(pod_scaled_down(old, now));
+  now.requests.milli_cpu = 250;
+  CHECK(pod_scaled_down(old, now));
+  now = old;
+  now.requests.memory = 1 << 19;
+  CHECK(pod_scaled_down(old, now));
+  now = old;
+  now.requests.extended.clear();  // an extended request dropped
+  CHECK(pod_scaled_down(old, now));
+}

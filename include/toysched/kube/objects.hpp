@@ -123,7 +123,27 @@ struct Node {
   bool unschedulable = false;
   Resources allocatable;
   bool ready = false;  // condition Ready == "True"
+  // status.conditions as type → status: a change of status (not a heartbeat)
+  // may make pods fit, so the queue compares them.
+  StringPairs conditions;
   std::string internal_ip;
+};
+
+// Hard constraints of a pod that this scheduler does not evaluate (yet):
+// only their presence is decoded, so that the scheduler can refuse the pod
+// instead of binding it where the constraint may not hold.
+struct UnsupportedConstraints {
+  bool pod_affinity = false;       // spec.affinity.podAffinity.requiredDuringScheduling…
+  bool pod_anti_affinity = false;  // spec.affinity.podAntiAffinity.requiredDuringScheduling…
+  bool topology_spread = false;    // a spec.topologySpreadConstraints entry with DoNotSchedule
+  bool pvc = false;                // a spec.volumes[].persistentVolumeClaim
+  bool ephemeral_volume = false;   // a spec.volumes[].ephemeral (a PVC made for the pod)
+  bool resource_claims = false;    // spec.resourceClaims (dynamic resource allocation)
+
+  bool any() const noexcept {
+    return pod_affinity || pod_anti_affinity || topology_spread || pvc || ephemeral_volume || resource_claims;
+  }
+  friend bool operator==(const UnsupportedConstraints&, const UnsupportedConstraints&) = default;
 };
 
 struct Pod {
@@ -143,6 +163,7 @@ struct Pod {
   std::vector<Toleration> tolerations;
   std::vector<HostPort> host_ports;  // only ports with hostPort > 0
   Resources requests;                // effective pod request; `pods` stays 0
+  UnsupportedConstraints unsupported;
   std::optional<TimePoint> creation_timestamp;
 };
 

@@ -65,6 +65,10 @@ struct Search {
   std::size_t next_start = 0;
 };
 
+// The Decision for a pod with hard constraints we do not evaluate
+// (pod.unsupported): unresolvable, its message naming each such field.
+Decision refuse_unsupported(const kube::Pod& pod);
+
 // Without `search`, every node is filtered and every feasible one scored.
 Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nodes, std::mt19937_64& rng,
                       std::vector<NodeScore>* scores = nullptr, Search* search = nullptr);

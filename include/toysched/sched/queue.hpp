@@ -1,17 +1,25 @@
 // The scheduling queue: which pending pod to try next, and when to try again.
 //
 //   informer ──add──► activeQ (priority, then age) ──pop──► in flight
-//                        ▲   ▲                                 │
-//          backoff done  │   │ cluster event / 5 min           │ unschedulable
-//                     backoffQ  unschedulable ◄────────────────┤
-//                        ▲                                     │ error, failed bind
-//                        └─────────────────────────────────────┘
+//                        ▲                                          │
+//                        │ backoff ended                     no fit │
+//                        ├──── backoffQ ◄── cluster event ── unschedulable
+//                        │    (popped at once when activeQ          │
+//                        │     is empty)                            │
+//                        └──── errorBackoffQ ◄───── error, failed bind
 //
-// - backoff per pod: 1 s doubling to 10 s with each failed attempt;
-// - an unschedulable pod waits until an event could help it (a node added
-//   or changed, a pod deleted or gone from a node) and at most 5 minutes;
-//   if such an event happened while it was being scheduled, it goes to
-//   backoff instead, so the event is not missed;
+// - backoff per pod: 1 s doubling to 10 s with each failed attempt, counted
+//   once from the failure; a later move does not start it again (upstream's
+//   cached BackoffExpiration);
+// - an unschedulable pod waits until an event could help it (see the
+//   predicates below) and at most 5 minutes; if such an event happened
+//   while it was being scheduled, it goes to backoff instead, so the event
+//   is not missed;
+// - when activeQ is empty, pop takes the head of backoffQ early (upstream's
+//   SchedulerPopFromBackoffQ, KEP-5142): an idle scheduler need not wait out
+//   a backoff whose only purpose is to let others go first. Pods backing off
+//   after an error (errorBackoffQ) always wait: the error may be the API
+//   server's, and retrying at once would hammer it;
 // - a pod in flight (being decided or bound) is never handed out again:
 //   updates from the watch only refresh its copy;
 // - deleted pods and pods bound by someone else leave the queue.
@@ -28,6 +36,18 @@
 #include "toysched/kube/objects.hpp"
 
 namespace toysched::sched {
+
+// Which cluster events can help an unschedulable pod, so that only those
+// move it (upstream's NodeSchedulingPropertiesChange and the pod events its
+// plugins register; queue_events.cpp). Anything else (a node heartbeat, an
+// annotation, our own status patch) would only cost a pointless attempt
+// and a FailedScheduling event per waiting pod.
+
+// A node update changed what our filters read: allocatable, labels, taints,
+// spec.unschedulable, or the status of a condition.
+bool node_update_can_help(const kube::Node& old, const kube::Node& now);
+// A bound pod's request went down or away (an in-place resize): room freed.
+bool pod_scaled_down(const kube::Pod& old, const kube::Pod& now);
 
 class Queue {
  public:
@@ -50,7 +70,8 @@ class Queue {
     int attempts = 0;                // scheduling attempts so far (incl. this one)
     clock::time_point first_queued;  // for the SLI: creation → bound
   };
-  // The next pod to schedule, now in flight; nothing if activeQ is empty.
+  // The next pod to schedule, now in flight: the head of activeQ, else the
+  // head of backoffQ; nothing if both are empty.
   std::optional<Item> pop(clock::time_point now);
 
   // Outcomes for a pod in flight.
@@ -58,20 +79,22 @@ class Queue {
   void unschedulable(const std::string& uid, clock::time_point now);
   void backoff(const std::string& uid, clock::time_point now);  // error or failed bind
 
-  // A cluster change that could make unschedulable pods fit.
-  void move_all_to_active_or_backoff(clock::time_point now);
+  // A cluster change that could make unschedulable pods fit: each goes to
+  // activeQ if its backoff has ended, else to backoffQ until it ends.
+  // Returns how many moved.
+  std::size_t move_all_to_active_or_backoff(clock::time_point now);
   // Backoff expired → active; unschedulable too long → active/backoff.
   void flush(clock::time_point now);
 
   bool in_flight(const std::string& uid) const;
   std::size_t active_size() const noexcept { return active_.size(); }
-  std::size_t backoff_size() const noexcept { return backoff_.size(); }
+  std::size_t backoff_size() const noexcept { return backoff_.size() + error_backoff_.size(); }
   std::size_t unschedulable_size() const noexcept { return unschedulable_.size(); }
-  // When the next backoff ends, for the loop's timer.
+  // When the next backoff ends (either queue), for the loop's timer.
   std::optional<clock::time_point> next_backoff_expiry() const;
 
  private:
-  enum class Where { active, backoff, unschedulable, in_flight, done };
+  enum class Where { active, backoff, error_backoff, unschedulable, in_flight, done };
   struct Entry {
     kube::Pod pod;
     Where where = Where::active;
@@ -79,7 +102,7 @@ class Queue {
     std::uint64_t seq = 0;     // FIFO among equal priority and time
     clock::time_point queued;  // when it last entered activeQ (age order)
     clock::time_point first_queued;
-    clock::time_point backoff_until;
+    clock::time_point backoff_until;  // set once per failure, from its time
     clock::time_point unschedulable_since;
     std::uint64_t popped_at_cycle = 0;
   };
@@ -95,14 +118,18 @@ class Queue {
     }
   };
   void to_active(Entry& e, const std::string& uid, clock::time_point now);
-  void to_backoff(Entry& e, const std::string& uid, clock::time_point now);
+  void to_backoff(Entry& e, const std::string& uid, Where which);
+  void to_active_or_backoff(Entry& e, const std::string& uid, clock::time_point now);
   void detach(Entry& e, const std::string& uid);
   clock::duration backoff_for(int attempts) const;
 
   Options opts_;
   std::unordered_map<std::string, Entry> entries_;  // by UID
   std::set<ActiveKey> active_;
+  // By backoff expiry. backoffQ: unschedulable pods a cluster event moved;
+  // errorBackoffQ: pods whose attempt or bind failed with an error.
   std::set<std::pair<clock::time_point, std::string>> backoff_;
+  std::set<std::pair<clock::time_point, std::string>> error_backoff_;
   // By when each became unschedulable: flush() (every loop turn) finds the
   // ones waiting 5 minutes at the front instead of scanning them all.
   std::set<std::pair<clock::time_point, std::string>> unschedulable_;

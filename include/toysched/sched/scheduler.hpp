@@ -37,6 +37,7 @@ struct SchedulerOptions {
   std::string scheduler_name = "toy-scheduler";
   int bind_parallelism = 16;
   int percentage_of_nodes_to_score = 0;
+  bool ignore_unsupported_constraints = false;  // see Options: refuse such pods unless set
   std::uint64_t seed = std::random_device{}();  // tie-breaking between equal nodes
   std::string instance;                         // reportingInstance of events
 };
@@ -105,6 +106,8 @@ class Scheduler {
 
   bool responsible_for(const kube::Pod& p) const;
   void wake() noexcept { wakeup_.wake(); }
+  // A cluster event that can help: unschedulable pods go back to be tried.
+  void move_unschedulable(const char* event);
   std::optional<Queue::Item> next_pod(Queue::clock::time_point now);
   Queue::clock::time_point next_wake(Queue::clock::time_point now) const;
   void schedule_one(Queue::Item item);

@@ -5,13 +5,6 @@ source "$(dirname "$0")/../lib.sh"
 use_private_lab --nodes 3
 start_toy "$TEST_TMP/toy.log" -v=2
 
-# pod NAME <<YAML (the spec, indented 2)   creates a toy-scheduler pod in NS
-pod() {
-  { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: %s}\nspec:\n  schedulerName: toy-scheduler\n' "$1" "$NS"
-    cat; } | k apply -f - >/dev/null
-}
-node_of() { k -n "$NS" get pod "$1" -o jsonpath='{.spec.nodeName}'; }
-scheduled_message() { k -n "$NS" get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
 expect_node() {
   wait_until 10 "$1 bound" "[ -n \"\$(node_of $1)\" ]"
   [ "$(node_of "$1")" = "$2" ] || fail "$1 went to $(node_of "$1"), expected $2"
