@@ -21,6 +21,10 @@ bool scheduling_spec_changed(const kube::Pod& a, const kube::Pod& b) {
 }
 }  // namespace
 
+// A pod deleted and created again under its name reaches these handlers as
+// a delete of the old UID and an add of the new (the informer's Store splits
+// such a change), so an update is always one object: queue and cache key by
+// UID and never carry one pod's state over to another.
 struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
   Scheduler& s;
   explicit PodEvents(Scheduler& sch) : s(sch) {}
