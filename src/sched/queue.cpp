@@ -27,10 +27,12 @@ void Queue::detach(Entry& e, const std::string& uid) {
   }
 }
 
-void Queue::to_active(Entry& e, const std::string& uid, clock::time_point now) {
+// Keeps e.queued: a pod moved here from backoff or unschedulable keeps its
+// age, as upstream's queue keeps a QueuedPodInfo's Timestamp, so it is not
+// put behind every pod that arrived while it waited.
+void Queue::to_active(Entry& e, const std::string& uid) {
   detach(e, uid);
   e.where = Where::active;
-  e.queued = now;
   e.seq = ++seq_;
   active_.insert(ActiveKey{e.pod.priority, e.queued, e.seq, uid});
 }
@@ -48,8 +50,9 @@ void Queue::add_or_update(const kube::Pod& pod, clock::time_point now) {
     Entry e;
     e.pod = pod;
     e.first_queued = now;
+    e.queued = now;
     auto [ins, ok] = entries_.emplace(pod.uid, std::move(e));
-    to_active(ins->second, pod.uid, now);
+    to_active(ins->second, pod.uid);
     return;
   }
   Entry& e = it->second;
@@ -66,7 +69,7 @@ void Queue::add_or_update(const kube::Pod& pod, clock::time_point now) {
     case Where::unschedulable:
       e.pod = pod;  // its spec changed: it may fit now
       if (now >= e.backoff_until)
-        to_active(e, pod.uid, now);
+        to_active(e, pod.uid);
       else
         to_backoff(e, pod.uid, now);
       break;
@@ -105,6 +108,7 @@ void Queue::unschedulable(const std::string& uid, clock::time_point now) {
   auto it = entries_.find(uid);
   if (it == entries_.end()) return;
   Entry& e = it->second;
+  e.queued = now;  // back from an attempt: its age counts from now (upstream refreshes Timestamp)
   if (e.popped_at_cycle != move_cycle_) {
     // Something changed in the cluster while we were deciding: try again
     // after the backoff instead of waiting for the next event.
@@ -121,6 +125,7 @@ void Queue::unschedulable(const std::string& uid, clock::time_point now) {
 void Queue::backoff(const std::string& uid, clock::time_point now) {
   auto it = entries_.find(uid);
   if (it == entries_.end()) return;
+  it->second.queued = now;  // back from an attempt, as in unschedulable()
   to_backoff(it->second, uid, now);
 }
 
@@ -132,7 +137,7 @@ void Queue::move_all_to_active_or_backoff(clock::time_point now) {
   for (auto& uid : uids) {
     Entry& e = entries_.at(uid);
     if (now >= e.backoff_until)
-      to_active(e, uid, now);
+      to_active(e, uid);
     else
       to_backoff(e, uid, now);
   }
@@ -141,11 +146,11 @@ void Queue::move_all_to_active_or_backoff(clock::time_point now) {
 void Queue::flush(clock::time_point now) {
   while (!backoff_.empty() && backoff_.begin()->first <= now) {
     std::string uid = backoff_.begin()->second;
-    to_active(entries_.at(uid), uid, now);
+    to_active(entries_.at(uid), uid);
   }
   while (!unschedulable_.empty() && now - unschedulable_.begin()->first >= opts_.max_unschedulable) {
     std::string uid = unschedulable_.begin()->second;
-    to_active(entries_.at(uid), uid, now);
+    to_active(entries_.at(uid), uid);
   }
 }
 
