@@ -145,18 +145,20 @@ asio::awaitable<api_result<void>> Api::bind(std::string_view ns, std::string_vie
   co_return api_result<void>{};
 }
 
-asio::awaitable<api_result<void>> Api::patch_pod_status(std::string_view ns, std::string_view name, std::string patch) {
+asio::awaitable<api_result<void>> Api::patch_pod_status(std::string_view ns, std::string_view name, std::string patch,
+                                                        RequestLimits limits) {
   HttpRequest req;
   req.verb = http::verb::patch;
   req.target = pod_path(ns, name) + "/status";
   req.content_type = "application/strategic-merge-patch+json";
   req.body = std::move(patch);
+  req.limits = std::move(limits);
   auto r = co_await call(std::move(req), "patch status of " + std::string(ns) + "/" + std::string(name));
   if (!r) co_return r.error();
   co_return api_result<void>{};
 }
 
-asio::awaitable<api_result<void>> Api::create_event(const Event& e) {
+asio::awaitable<api_result<void>> Api::create_event(const Event& e, RequestLimits limits) {
   auto nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   char suffix[32];
@@ -165,6 +167,7 @@ asio::awaitable<api_result<void>> Api::create_event(const Event& e) {
   std::string note = truncate_note(e.note);
   HttpRequest req;
   req.verb = http::verb::post;
+  req.limits = std::move(limits);
   if (!core_events_) {
     json::Writer w;
     w.object().field("apiVersion", "events.k8s.io/v1").field("kind", "Event");

@@ -63,7 +63,7 @@ class Api {
 
   // Strategic-merge patch of the pod's status (PodScheduled condition).
   boost::asio::awaitable<api_result<void>> patch_pod_status(std::string_view ns, std::string_view name,
-                                                            std::string patch);
+                                                            std::string patch, RequestLimits limits = {});
 
   // events.k8s.io/v1; falls back to core/v1 when the group is not served.
   struct Event {
@@ -74,7 +74,7 @@ class Api {
     std::string note;    // cut to 1024 bytes
     std::string reporting_controller, reporting_instance;
   };
-  boost::asio::awaitable<api_result<void>> create_event(const Event& e);
+  boost::asio::awaitable<api_result<void>> create_event(const Event& e, RequestLimits limits = {});
 
   boost::asio::awaitable<api_result<Lease>> get_lease(std::string_view ns, std::string_view name,
                                                       RequestLimits limits = {});
