@@ -24,6 +24,10 @@ struct ApiError {
   int http_status = 0;             // 0: no response (transport failure)
   std::optional<Status> status;    // decoded when the body was a JSON Status
   std::string message;             // one line for people
+  // The transport sent the request twice (its first connection died with
+  // no answer): the server may have applied the first, so a POST's 409 can
+  // be our own first send's doing.
+  bool replayed = false;
 
   bool is_conflict() const noexcept { return http_status == 409; }
   bool is_not_found() const noexcept { return http_status == 404; }
@@ -60,6 +64,10 @@ class Api {
   // POST pods/NAME/binding with the pod's UID as a precondition.
   boost::asio::awaitable<api_result<void>> bind(std::string_view ns, std::string_view name, std::string_view uid,
                                                 std::string_view node, RequestLimits limits = {});
+
+  // GET one pod: the server's copy, when the watch's may lag.
+  boost::asio::awaitable<api_result<Pod>> get_pod(std::string_view ns, std::string_view name,
+                                                  RequestLimits limits = {});
 
   // Strategic-merge patch of the pod's status (PodScheduled condition).
   boost::asio::awaitable<api_result<void>> patch_pod_status(std::string_view ns, std::string_view name,
