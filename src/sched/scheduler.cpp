@@ -99,9 +99,13 @@ void Scheduler::schedule_one(Queue::Item item) {
     return;
   }
   if (!cache_.assume(pod, d.node)) {
-    // Already in the cache: the watch showed it bound meanwhile.
+    // The cache already holds this pod, or lost the node. Not expected; if
+    // the watch showed it bound, the queue has dropped it already and this
+    // is a no-op; otherwise it must not vanish: try again after a backoff.
     ++stats_.attempts_error;
-    queue_.remove(pod.uid);
+    if (observer_.attempt) observer_.attempt("error", cycle_seconds);
+    TS_ERROR("Failed to assume pod; requeueing it", {"pod", key(pod)}, {"node", d.node});
+    queue_.backoff(pod.uid, clock::now());
     return;
   }
   ++stats_.attempts_scheduled;
