@@ -66,7 +66,11 @@ std::string truncate_note(std::string note) {
 asio::awaitable<api_result<HttpResponse>> Api::call(HttpRequest req, std::string_view what) {
   auto r = co_await t_.request(std::move(req));
   if (!r) co_return ApiError{r.error().code, 0, std::nullopt, std::string(what) + ": " + r.error().message};
-  if (r->status < 200 || r->status > 299) co_return api_error_from(*r, what);
+  if (r->status < 200 || r->status > 299) {
+    auto e = api_error_from(*r, what);
+    e.replayed = r->replayed;
+    co_return e;
+  }
   co_return std::move(*r);
 }
 
@@ -145,18 +149,31 @@ asio::awaitable<api_result<void>> Api::bind(std::string_view ns, std::string_vie
   co_return api_result<void>{};
 }
 
-asio::awaitable<api_result<void>> Api::patch_pod_status(std::string_view ns, std::string_view name, std::string patch) {
+asio::awaitable<api_result<Pod>> Api::get_pod(std::string_view ns, std::string_view name, RequestLimits limits) {
+  HttpRequest req;
+  req.target = pod_path(ns, name);
+  req.limits = std::move(limits);
+  auto r = co_await call(std::move(req), "get pod " + std::string(ns) + "/" + std::string(name));
+  if (!r) co_return r.error();
+  auto p = decoder_.pod(r->body);
+  if (!p) co_return ApiError{p.error(), r->status, std::nullopt, "decode pod: " + p.error().message()};
+  co_return std::move(*p);
+}
+
+asio::awaitable<api_result<void>> Api::patch_pod_status(std::string_view ns, std::string_view name, std::string patch,
+                                                        RequestLimits limits) {
   HttpRequest req;
   req.verb = http::verb::patch;
   req.target = pod_path(ns, name) + "/status";
   req.content_type = "application/strategic-merge-patch+json";
   req.body = std::move(patch);
+  req.limits = std::move(limits);
   auto r = co_await call(std::move(req), "patch status of " + std::string(ns) + "/" + std::string(name));
   if (!r) co_return r.error();
   co_return api_result<void>{};
 }
 
-asio::awaitable<api_result<void>> Api::create_event(const Event& e) {
+asio::awaitable<api_result<void>> Api::create_event(const Event& e, RequestLimits limits) {
   auto nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   char suffix[32];
@@ -165,6 +182,7 @@ asio::awaitable<api_result<void>> Api::create_event(const Event& e) {
   std::string note = truncate_note(e.note);
   HttpRequest req;
   req.verb = http::verb::post;
+  req.limits = std::move(limits);
   if (!core_events_) {
     json::Writer w;
     w.object().field("apiVersion", "events.k8s.io/v1").field("kind", "Event");

@@ -22,6 +22,10 @@ bool scheduling_spec_changed(const kube::Pod& a, const kube::Pod& b) {
 }
 }  // namespace
 
+// A pod deleted and created again under its name reaches these handlers as
+// a delete of the old UID and an add of the new (the informer's Store splits
+// such a change), so an update is always one object: queue and cache key by
+// UID and never carry one pod's state over to another.
 struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
   Scheduler& s;
   explicit PodEvents(Scheduler& sch) : s(sch) {}
@@ -109,6 +113,13 @@ Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opt
       pod_events_(std::make_unique<PodEvents>(*this)),
       node_events_(std::make_unique<NodeEvents>(*this)) {
   events_.set_busy([this] { return stats_.binds_in_flight > 0 || queue_.active_size() > 0; });
+  // A FailedScheduling still applies only to the very pod it was about,
+  // still unbound and undecided: the informer holds it under its name with
+  // the same UID, and the cache has no assumption or binding for it.
+  events_.set_still_pending([this](const std::string& ns, const std::string& name, const std::string& uid) {
+    const kube::Pod* p = pods_->store().find(ns + "/" + name);
+    return p && p->uid == uid && p->node_name.empty() && !p->deleting && !cache_.contains(uid);
+  });
   // All non-terminal pods: bound ones count against their nodes; a pod that
   // finishes leaves the selector and arrives as a delete, freeing its room.
   kube::ListOptions pod_opts;

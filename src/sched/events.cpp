@@ -22,12 +22,32 @@ constexpr std::size_t kMaxQueued = 20000;
 constexpr auto kMaxDelay = 5s;
 constexpr int kMaxInFlightIdle = 8;
 constexpr auto kRepeatAfter = 10min;
+
+// How the API server refuses a patch carrying another pod's UID (a pod
+// recreated under the name): 422 Invalid, "field is immutable", with a cause
+// on metadata.uid (apiserver rest.BeforeUpdate's common-field validation).
+bool refused_for_uid(const kube::ApiError& e) {
+  if (e.http_status != 422 || !e.status) return false;
+  for (const auto& cause : e.status->causes)
+    if (cause.field == "metadata.uid") return true;
+  return false;
+}
+
+// Why a refused write says the pod is no longer the one it was about, or
+// nullptr for an ordinary failure.
+const char* stale_reason(const kube::ApiError& e) {
+  if (e.code == kube::errc::cancelled) return "bound, deleted or recreated";  // may_send said no
+  if (e.is_not_found()) return "deleted (404)";
+  if (refused_for_uid(e)) return "recreated under its name (UID refused)";
+  return nullptr;
+}
 }  // namespace
 
-std::string pod_scheduled_false_patch(const std::string& reason, const std::string& message) {
+std::string pod_scheduled_false_patch(const std::string& uid, const std::string& reason, const std::string& message) {
   std::string ts = kube::format_micro_time(std::chrono::system_clock::now()).substr(0, 19) + "Z";
   json::Writer w;
-  w.object().key("status").object().key("conditions").array().object();
+  w.object().key("metadata").object().field("uid", uid).end();
+  w.key("status").object().key("conditions").array().object();
   w.field("type", "PodScheduled").field("status", "False").field("reason", reason).field("message", message);
   w.key("lastProbeTime").null().field("lastTransitionTime", ts);
   return std::move(w.end().end().end().end()).str();
@@ -73,24 +93,50 @@ void EventRecorder::failed_scheduling(const kube::Pod& pod, const std::string& m
   it.event = {pod.ns, pod.name, pod.uid, "Warning", "FailedScheduling", "Scheduling", message, controller_, instance_};
   it.pod_ns = pod.ns;
   it.pod_name = pod.name;
-  it.condition_patch = pod_scheduled_false_patch(scheduler_error ? "SchedulerError" : "Unschedulable", message);
+  it.condition_patch =
+      pod_scheduled_false_patch(pod.uid, scheduler_error ? "SchedulerError" : "Unschedulable", message);
   push(std::move(it));
 }
 
 void EventRecorder::forget(const std::string& pod_uid) { last_failure_.erase(pod_uid); }
 
+// Only a FailedScheduling (the item with a status patch) can go stale: a
+// Scheduled event reports a bind that happened, whatever came after.
+bool EventRecorder::stale(const Item& item) const {
+  return !item.condition_patch.empty() && still_pending_ &&
+         !still_pending_(item.pod_ns, item.pod_name, item.event.pod_uid);
+}
+
+void EventRecorder::drop_stale(const Item& item, const char* why) {
+  ++dropped_stale_;
+  TS_LOG(4, "Dropped a FailedScheduling: the pod is no longer pending", {"pod", item.pod_ns + "/" + item.pod_name},
+         {"uid", item.event.pod_uid}, {"why", why});
+}
+
 asio::awaitable<void> EventRecorder::post(Item item) {
   trace::TaskScope task{"events/", item.event.reason, "/", item.event.ns, "/", item.event.pod_name};
+  // Asked again after the rate limiter's wait, right before each write.
+  auto still_wanted = [this, &item] { return !stale(item); };
   if (!item.condition_patch.empty()) {
+    kube::RequestLimits limits;
+    limits.may_send = still_wanted;
     auto r = co_await trace::traced(task, trace::points::events_post,
-                                    api_.patch_pod_status(item.pod_ns, item.pod_name, item.condition_patch));
-    if (!r && !r.error().is_not_found()) {
+                                    api_.patch_pod_status(item.pod_ns, item.pod_name, item.condition_patch, limits));
+    if (!r) {
+      if (const char* why = stale_reason(r.error())) {  // the event would be as stale
+        drop_stale(item, why);
+        co_return;
+      }
       TS_LOG(2, "Failed to update the pod's PodScheduled condition", {"pod", item.pod_ns + "/" + item.pod_name},
              {"err", r.error().message});
     }
   }
-  auto r = co_await trace::traced(task, trace::points::events_post, api_.create_event(item.event));
-  if (!r) {
+  kube::RequestLimits limits;
+  if (!item.condition_patch.empty()) limits.may_send = still_wanted;
+  auto r = co_await trace::traced(task, trace::points::events_post, api_.create_event(item.event, limits));
+  if (!r && r.error().code == kube::errc::cancelled) {
+    drop_stale(item, stale_reason(r.error()));
+  } else if (!r) {
     TS_LOG(2, "Event not posted", {"reason", item.event.reason}, {"pod", item.event.ns + "/" + item.event.pod_name},
            {"err", r.error().message});
   }
@@ -106,6 +152,10 @@ asio::awaitable<void> EventRecorder::run() {
     while (!queue_.empty() && in_flight_ < limit) {
       Item item = std::move(queue_.front());
       queue_.pop_front();
+      if (stale(item)) {  // not worth a request, nor a rate-limit token
+        drop_stale(item, "bound, deleted or recreated");
+        continue;
+      }
       ++in_flight_;
       std::string name = "events/" + item.event.reason + "/" + item.event.ns + "/" + item.event.pod_name;
       auto report = supervisor_.handler("events/post", std::move(name), async::Criticality::expendable);

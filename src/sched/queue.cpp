@@ -31,10 +31,11 @@ void Queue::detach(Entry& e, const std::string& uid) {
   }
 }
 
-void Queue::to_active(Entry& e, const std::string& uid, clock::time_point now) {
+// Keeps e.queued: a pod's age counts from when it was added or came back
+// from an attempt, not from a move (upstream's Timestamp).
+void Queue::to_active(Entry& e, const std::string& uid) {
   detach(e, uid);
   e.where = Where::active;
-  e.queued = now;
   e.seq = ++seq_;
   active_.insert(ActiveKey{e.pod.priority, e.queued, e.seq, uid});
 }
@@ -49,7 +50,7 @@ void Queue::to_backoff(Entry& e, const std::string& uid, Where which) {
 
 void Queue::to_active_or_backoff(Entry& e, const std::string& uid, clock::time_point now) {
   if (now >= e.backoff_until)
-    to_active(e, uid, now);
+    to_active(e, uid);
   else
     to_backoff(e, uid, Where::backoff);
 }
@@ -60,8 +61,9 @@ void Queue::add_or_update(const kube::Pod& pod, clock::time_point now) {
     Entry e;
     e.pod = pod;
     e.first_queued = now;
+    e.queued = now;
     auto [ins, ok] = entries_.emplace(pod.uid, std::move(e));
-    to_active(ins->second, pod.uid, now);
+    to_active(ins->second, pod.uid);
     return;
   }
   Entry& e = it->second;
@@ -122,6 +124,7 @@ void Queue::unschedulable(const std::string& uid, clock::time_point now) {
   if (it == entries_.end()) return;
   Entry& e = it->second;
   e.backoff_until = now + backoff_for(std::max(1, e.attempts));
+  e.queued = now;  // back from an attempt: its age counts from now (upstream refreshes Timestamp)
   if (e.popped_at_cycle != move_cycle_) {
     // Something changed in the cluster while we were deciding: try again
     // after the backoff instead of waiting for the next event.
@@ -138,6 +141,7 @@ void Queue::backoff(const std::string& uid, clock::time_point now) {
   auto it = entries_.find(uid);
   if (it == entries_.end()) return;
   it->second.backoff_until = now + backoff_for(std::max(1, it->second.attempts));
+  it->second.queued = now;  // back from an attempt, as in unschedulable()
   to_backoff(it->second, uid, Where::error_backoff);
 }
 
@@ -154,12 +158,12 @@ void Queue::flush(clock::time_point now) {
   for (auto* q : {&backoff_, &error_backoff_}) {
     while (!q->empty() && q->begin()->first <= now) {
       std::string uid = q->begin()->second;
-      to_active(entries_.at(uid), uid, now);
+      to_active(entries_.at(uid), uid);
     }
   }
   while (!unschedulable_.empty() && now - unschedulable_.begin()->first >= opts_.max_unschedulable) {
     std::string uid = unschedulable_.begin()->second;
-    to_active(entries_.at(uid), uid, now);
+    to_active(entries_.at(uid), uid);
   }
 }
 

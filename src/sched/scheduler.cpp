@@ -26,6 +26,13 @@ double seconds_since(clock::time_point t) { return std::chrono::duration<double>
 constexpr int kDecisionsPerYield = 8;
 }  // namespace
 
+bool bind_conflict_was_ours(const kube::ApiError& err, const kube::Pod* now, const std::string& uid,
+                            const std::string& node) {
+  return err.is_conflict() && err.replayed && now && now->uid == uid && now->node_name == node;
+}
+
+const kube::Pod* Scheduler::informer_pod(const kube::Pod& p) const { return pods_->store().find(key(p)); }
+
 bool Scheduler::responsible_for(const kube::Pod& p) const {
   return p.scheduler_name == opts_.scheduler_name && !p.deleting && !p.scheduling_gated;
 }
@@ -96,9 +103,13 @@ void Scheduler::schedule_one(Queue::Item item) {
     return;
   }
   if (!cache_.assume(pod, d.node)) {
-    // Already in the cache: the watch showed it bound meanwhile.
+    // The cache already holds this pod, or lost the node. Not expected; if
+    // the watch showed it bound, the queue has dropped it already and this
+    // is a no-op; otherwise it must not vanish: try again after a backoff.
     ++stats_.attempts_error;
-    queue_.remove(pod.uid);
+    if (observer_.attempt) observer_.attempt("error", cycle_seconds);
+    TS_ERROR("Failed to assume pod; requeueing it", {"pod", key(pod)}, {"node", d.node});
+    queue_.backoff(pod.uid, clock::now());
     return;
   }
   ++stats_.attempts_scheduled;
@@ -146,11 +157,32 @@ asio::awaitable<void> Scheduler::bind(BindRequest req) {
   limits.may_send = bind_gate_;
   auto r = co_await trace::traced(task, trace::points::bind_post,
                                   api_.bind(req.pod.ns, req.pod.name, req.pod.uid, req.node, std::move(limits)));
-  guard.settled = true;
-  if (!r) {
+  if (!r && !co_await replayed_bind_was_ours(task, req, r.error())) {
+    guard.settled = true;
     handle_bind_failure(req, r.error());
     co_return;
   }
+  guard.settled = true;
+  finish_binding(req);
+}
+
+// A 409 to a replayed bind: ask the informer, then (the watch may lag, or be
+// down with the connection that died) the server, where the pod now is.
+asio::awaitable<bool> Scheduler::replayed_bind_was_ours(trace::TaskScope& task, const BindRequest& req,
+                                                        const kube::ApiError& err) {
+  if (!err.is_conflict() || !err.replayed) co_return false;
+  bool ours = bind_conflict_was_ours(err, informer_pod(req.pod), req.pod.uid, req.node);
+  if (!ours) {
+    auto now = co_await trace::traced(task, trace::points::bind_check, api_.get_pod(req.pod.ns, req.pod.name));
+    ours = bind_conflict_was_ours(err, now ? &*now : nullptr, req.pod.uid, req.node);
+  }
+  if (ours)
+    TS_LOG(2, "Bind replayed on a new connection got 409, but the pod is on our node: our first send bound it",
+           {"pod", key(req.pod)}, {"node", req.node});
+  co_return ours;
+}
+
+void Scheduler::finish_binding(const BindRequest& req) {
   ++stats_.binds_ok;
   if (observer_.bound) observer_.bound(req.attempts, seconds_since(req.first_queued));
   queue_.done(req.pod.uid);  // stays out of the queue; the watch will confirm it

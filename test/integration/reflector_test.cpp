@@ -26,6 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include "async_run.hpp"
+#include "lab_client.hpp"
 #include "lab_fixture.hpp"
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/config.hpp"
@@ -36,6 +38,7 @@
 using namespace toysched;
 using namespace toysched::kube;
 using testing::Lab;
+using testing::pump_until;
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -82,32 +85,6 @@ struct Running {
     return k;
   }
   bool quiet(std::chrono::milliseconds d = 1500ms) const { return refl.synced() && Clock::now() - rec.last > d; }
-};
-
-// Runs the loop until pred() holds or the deadline passes; true if it held.
-bool pump_until(asio::io_context& io, const std::function<bool()>& pred, std::chrono::seconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (!pred()) {
-    if (Clock::now() > deadline) return false;
-    io.restart();
-    io.run_for(50ms);
-  }
-  return true;
-}
-
-// The API client the reflectors share: config, transport, typed calls.
-struct Client {
-  std::unique_ptr<Transport> transport;
-  std::unique_ptr<Api> api;
-
-  Client(asio::io_context& io, const std::string& kubeconfig) {
-    auto cfg = load_kubeconfig({kubeconfig});
-    REQUIRE_MESSAGE(cfg.has_value(), (cfg ? "" : cfg.error().message));
-    auto t = Transport::create(io.get_executor(), std::move(*cfg));
-    REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().message));
-    transport = std::move(*t);
-    api = std::make_unique<Api>(*transport);
-  }
 };
 
 Keys lines(const std::string& text, std::string_view strip_prefix = {}) {
@@ -254,7 +231,7 @@ TEST_CASE("2 000 pods and 500 nodes: the stores hold exactly what kubectl shows"
   std::printf("created 2000 pods with 4 kubectl processes in %.1f s\n", secs_since(t0));
 
   asio::io_context io;
-  Client c(io, lab.kubeconfig());
+  testing::LabClient c(io, lab.kubeconfig());
   t0 = Clock::now();
   Running<Pod> pods(io, *c.api);
   Running<Node> nodes(io, *c.api);
@@ -305,7 +282,7 @@ TEST_CASE("the lab stopped and restarted under a live watch: the watch recovers 
   const Keys before = create_pods(lab, ns, "old", 0, 20);
 
   asio::io_context io;
-  Client c(io, lab.kubeconfig());
+  testing::LabClient c(io, lab.kubeconfig());
   Running<Pod> pods(io, *c.api);
   REQUIRE(pump_until(
       io, [&] { return pods.quiet(); }, 60s));
@@ -366,7 +343,7 @@ TEST_CASE("410 after compaction: relist, deletes missed while away delivered as 
   const Keys before = create_pods(lab, ns, "old", 0, 30);
 
   asio::io_context io;
-  Client c(io, lab.kubeconfig());
+  testing::LabClient c(io, lab.kubeconfig());
   ListOptions only_ns;
   only_ns.field_selector = "metadata.namespace=" + ns;
   Running<Pod> pods(io, *c.api, only_ns);

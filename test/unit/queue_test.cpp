@@ -248,3 +248,22 @@ TEST_CASE("a bound pod resized down frees room; resized up does not") {
   now.requests.extended.clear();  // an extended request dropped
   CHECK(pod_scaled_down(old, now));
 }
+
+TEST_CASE("a pod back from unschedulable or backoff keeps its age: it goes before pods queued after it") {
+  Queue q;
+  q.add_or_update(pod("a"), t0);
+  REQUIRE(pop_uid(q) == "a");
+  q.unschedulable("a", t0 + 1s);             // queued again at t0 + 1 s
+  q.add_or_update(pod("b"), t0 + 2s);        // arrives while a waits
+  q.move_all_to_active_or_backoff(t0 + 3s);  // a's 1 s backoff is over: active
+  CHECK(pop_uid(q, t0 + 3s) == "a");
+  CHECK(pop_uid(q, t0 + 3s) == "b");
+
+  q.add_or_update(pod("c"), t0 + 4s);
+  REQUIRE(pop_uid(q, t0 + 4s) == "c");
+  q.backoff("c", t0 + 5s);  // a failed bind: back at t0 + 5 s, until t0 + 6 s
+  q.add_or_update(pod("d"), t0 + 5500ms);
+  q.flush(t0 + 6s);
+  CHECK(pop_uid(q, t0 + 6s) == "c");
+  CHECK(pop_uid(q, t0 + 6s) == "d");
+}

@@ -47,6 +47,52 @@ TEST_CASE("watch events: same-RV repeats are dropped, deletes of unknown objects
   CHECK(s.size() == 0);
 }
 
+namespace {
+Node node_uid(std::string name, std::string rv, std::string uid) {
+  Node n = node(std::move(name), std::move(rv));
+  n.uid = std::move(uid);
+  return n;
+}
+// Logs which object (by UID) each delta was about.
+struct UidRecorder : Handler<Node> {
+  std::vector<std::string> log;
+  void on_add(const Node& n) override { log.push_back("add " + n.uid); }
+  void on_update(const Node& o, const Node& n) override { log.push_back("update " + o.uid + "->" + n.uid); }
+  void on_delete(const Node& n) override { log.push_back("delete " + n.uid); }
+};
+}  // namespace
+
+TEST_CASE("a relist: the same name under a new UID is a delete of the old and an add of the new") {
+  Store<Node> s;
+  UidRecorder r;
+  s.replace({node_uid("a", "1", "a-1"), node_uid("b", "2", "b-1")}, r);
+  r.log.clear();
+  // While we were away: a was deleted and created again under its name.
+  s.replace({node_uid("a", "5", "a-2"), node_uid("b", "2", "b-1")}, r);
+  CHECK(r.log == std::vector<std::string>{"delete a-1", "add a-2"});
+  REQUIRE(s.find("a") != nullptr);
+  CHECK(s.find("a")->uid == "a-2");
+}
+
+TEST_CASE("a watch MODIFIED/ADDED under a new UID is a delete of the old and an add of the new") {
+  Store<Node> s;
+  UidRecorder r;
+  s.add_or_update(node_uid("a", "1", "a-1"), r);
+  s.add_or_update(node_uid("a", "2", "a-1"), r);
+  s.add_or_update(node_uid("a", "3", "a-2"), r);  // the DELETED of a-1 was missed
+  CHECK(r.log == std::vector<std::string>{"add a-1", "update a-1->a-1", "delete a-1", "add a-2"});
+  CHECK(s.find("a")->uid == "a-2");
+}
+
+TEST_CASE("a DELETED for another UID than the one held forgets the one held") {
+  Store<Node> s;
+  UidRecorder r;
+  s.add_or_update(node_uid("a", "1", "a-1"), r);
+  s.remove(node_uid("a", "4", "a-2"), r);  // a-2 came and went unseen; a-1 is gone too
+  CHECK(r.log == std::vector<std::string>{"add a-1", "delete a-1"});
+  CHECK(s.size() == 0);
+}
+
 TEST_CASE("backoff: 0.8 s doubling to 30 s, jittered up to 100 %, reset") {
   Backoff b(42);
   std::vector<double> base = {0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30, 30};

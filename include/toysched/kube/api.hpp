@@ -24,6 +24,10 @@ struct ApiError {
   int http_status = 0;             // 0: no response (transport failure)
   std::optional<Status> status;    // decoded when the body was a JSON Status
   std::string message;             // one line for people
+  // The transport sent the request twice (its first connection died with
+  // no answer): the server may have applied the first, so a POST's 409 can
+  // be our own first send's doing.
+  bool replayed = false;
 
   bool is_conflict() const noexcept { return http_status == 409; }
   bool is_not_found() const noexcept { return http_status == 404; }
@@ -61,9 +65,13 @@ class Api {
   boost::asio::awaitable<api_result<void>> bind(std::string_view ns, std::string_view name, std::string_view uid,
                                                 std::string_view node, RequestLimits limits = {});
 
+  // GET one pod: the server's copy, when the watch's may lag.
+  boost::asio::awaitable<api_result<Pod>> get_pod(std::string_view ns, std::string_view name,
+                                                  RequestLimits limits = {});
+
   // Strategic-merge patch of the pod's status (PodScheduled condition).
   boost::asio::awaitable<api_result<void>> patch_pod_status(std::string_view ns, std::string_view name,
-                                                            std::string patch);
+                                                            std::string patch, RequestLimits limits = {});
 
   // events.k8s.io/v1; falls back to core/v1 when the group is not served.
   struct Event {
@@ -74,7 +82,7 @@ class Api {
     std::string note;    // cut to 1024 bytes
     std::string reporting_controller, reporting_instance;
   };
-  boost::asio::awaitable<api_result<void>> create_event(const Event& e);
+  boost::asio::awaitable<api_result<void>> create_event(const Event& e, RequestLimits limits = {});
 
   boost::asio::awaitable<api_result<Lease>> get_lease(std::string_view ns, std::string_view name,
                                                       RequestLimits limits = {});

@@ -47,6 +47,7 @@ struct ResourceTraits {
       return o.name;
   }
   static const std::string& rv(const T& o) { return o.resource_version; }
+  static const std::string& uid(const T& o) { return o.uid; }
 };
 
 template <class T>
@@ -59,6 +60,14 @@ struct Handler {
 
 // The local copy, keyed like the API (ns/name), with the deltas each change
 // makes. Same-RV updates are dropped (a relist re-delivers everything).
+//
+// A key is a name, not an identity: an object deleted and created again under
+// the same name while we were not watching (a StatefulSet pod across a
+// relist, or a watch that missed the DELETED) arrives as one change of the
+// key. When its UID differs it is another object, so the handler gets a
+// delete of the old and an add of the new, never an update from one to the
+// other: an update would keep the old one's resources counted and never
+// queue the new one.
 template <class T>
 class Store {
  public:
@@ -74,8 +83,8 @@ class Store {
       auto it = objects_.find(key);
       if (it == objects_.end())
         h.on_add(item);
-      else if (Traits::rv(it->second) != Traits::rv(item))
-        h.on_update(it->second, item);
+      else
+        changed(it->second, item, h);
       next.emplace(std::move(key), std::move(item));
     }
     for (auto& [key, old] : objects_)
@@ -90,7 +99,7 @@ class Store {
       h.on_add(obj);
       objects_.emplace(std::move(key), std::move(obj));
     } else if (Traits::rv(it->second) != Traits::rv(obj)) {
-      h.on_update(it->second, obj);
+      changed(it->second, obj, h);
       it->second = std::move(obj);
     }
   }
@@ -98,14 +107,31 @@ class Store {
   void remove(const T& obj, Handler<T>& h) {
     auto it = objects_.find(Traits::key(obj));
     if (it == objects_.end()) return;
-    h.on_delete(obj);  // the final state the server sent
+    // The final state the server sent; but if the name had meanwhile passed
+    // to another object we never saw, the one to forget is the one we hold.
+    h.on_delete(Traits::uid(it->second) == Traits::uid(obj) ? obj : it->second);
     objects_.erase(it);
   }
 
   const std::unordered_map<std::string, T>& objects() const noexcept { return objects_; }
+  // The object held under `key` (ns/name, or name), or nullptr.
+  const T* find(const std::string& key) const {
+    auto it = objects_.find(key);
+    return it == objects_.end() ? nullptr : &it->second;
+  }
   std::size_t size() const noexcept { return objects_.size(); }
 
  private:
+  // `old` is held under the key `now` arrives with.
+  static void changed(const T& old, const T& now, Handler<T>& h) {
+    if (Traits::uid(old) != Traits::uid(now)) {
+      h.on_delete(old);
+      h.on_add(now);
+    } else if (Traits::rv(old) != Traits::rv(now)) {
+      h.on_update(old, now);
+    }
+  }
+
   std::unordered_map<std::string, T> objects_;
 };
 

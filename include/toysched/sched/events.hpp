@@ -14,11 +14,22 @@
 // right after. Coalesced: the same FailedScheduling message for the same pod
 // is not sent again within 10 minutes; beyond 20 000 queued, the oldest are
 // dropped.
+//
+// A FailedScheduling waits in that queue (and then in the rate limiter); by
+// the time it goes out, the pod may have been bound, deleted, or deleted and
+// created again under its name. Written by name, it would then tell the new
+// pod, or a bound one, that it does not fit. So it is about one object, its
+// UID: it is dropped when the pod is no longer pending (asked when it leaves
+// the queue and again right before each request is written), and the status
+// patch carries `metadata.uid`, which the API server refuses to change
+// (422 Invalid, cause field metadata.uid) for a pod recreated since we last
+// saw it.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <string>
@@ -35,6 +46,12 @@ class EventRecorder {
   EventRecorder(kube::Api& api, std::string controller, std::string instance, async::Supervisor& supervisor);
   // Whether binds are waiting: events then go one at a time.
   void set_busy(std::function<bool()> busy) { busy_ = std::move(busy); }
+  // Whether the pod (ns, name, uid) is still waiting to be placed, as far as
+  // the caller knows: the same object, not bound, not being deleted, not
+  // assumed. A FailedScheduling about a pod that is not is dropped. Unset:
+  // every pod is.
+  using StillPending = std::function<bool(const std::string& ns, const std::string& name, const std::string& uid)>;
+  void set_still_pending(StillPending f) { still_pending_ = std::move(f); }
 
   void scheduled(const kube::Pod& pod, const std::string& node);
   void failed_scheduling(const kube::Pod& pod, const std::string& message, bool scheduler_error = false);
@@ -42,6 +59,10 @@ class EventRecorder {
 
   boost::asio::awaitable<void> run();  // the `events` task
   void stop();
+  // Writes queued or in flight.
+  std::size_t pending() const noexcept { return queue_.size() + static_cast<std::size_t>(in_flight_); }
+  // FailedScheduling writes dropped because their pod was no longer pending.
+  std::uint64_t dropped_stale() const noexcept { return dropped_stale_; }
 
  private:
   struct Item {
@@ -51,6 +72,8 @@ class EventRecorder {
     std::chrono::steady_clock::time_point queued;
   };
   void push(Item item);
+  bool stale(const Item& item) const;
+  void drop_stale(const Item& item, const char* why);
   boost::asio::awaitable<void> post(Item item);
 
   kube::Api& api_;
@@ -65,10 +88,14 @@ class EventRecorder {
   async::Wakeup wakeup_;  // something queued, posted, or stop
   bool stopping_ = false;
   std::function<bool()> busy_;
+  StillPending still_pending_;
   int in_flight_ = 0;
+  std::uint64_t dropped_stale_ = 0;
 };
 
-// {"status":{"conditions":[{"type":"PodScheduled","status":"False",...}]}}
-std::string pod_scheduled_false_patch(const std::string& reason, const std::string& message);
+// {"metadata":{"uid":UID},"status":{"conditions":[{"type":"PodScheduled","status":"False",...}]}}
+// The UID makes it apply to that pod only: the API server refuses to change
+// a pod's UID, so the patch fails for any other pod of the same name.
+std::string pod_scheduled_false_patch(const std::string& uid, const std::string& reason, const std::string& message);
 
 }  // namespace toysched::sched

@@ -100,7 +100,7 @@ class Queue {
     Where where = Where::active;
     int attempts = 0;
     std::uint64_t seq = 0;     // FIFO among equal priority and time
-    clock::time_point queued;  // when it last entered activeQ (age order)
+    clock::time_point queued;  // added, or back from its last attempt (age order)
     clock::time_point first_queued;
     clock::time_point backoff_until;  // set once per failure, from its time
     clock::time_point unschedulable_since;
@@ -117,7 +117,7 @@ class Queue {
       return seq < o.seq;
     }
   };
-  void to_active(Entry& e, const std::string& uid, clock::time_point now);
+  void to_active(Entry& e, const std::string& uid);
   void to_backoff(Entry& e, const std::string& uid, Where which);
   void to_active_or_backoff(Entry& e, const std::string& uid, clock::time_point now);
   void detach(Entry& e, const std::string& uid);

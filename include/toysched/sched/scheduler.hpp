@@ -11,6 +11,7 @@
 //                                                           │ 201: wait for the watch
 //                                                           └ else handle_bind_failure
 //                                                              409: lost a race: forget, count, log
+//                                                                (unless our own replayed bind)
 //                                                              other: forget, backoff
 #pragma once
 
@@ -30,6 +31,7 @@
 #include "toysched/sched/cache.hpp"
 #include "toysched/sched/events.hpp"
 #include "toysched/sched/queue.hpp"
+#include "toysched/trace/tasks.hpp"
 
 namespace toysched::sched {
 
@@ -59,6 +61,14 @@ struct SchedulerStats {
   std::uint64_t bind_errors = 0;
   int binds_in_flight = 0;
 };
+
+// A bind answered 409 was our own when the transport had sent it twice (its
+// first connection died before any answer, so the server may have applied
+// the first send) and the pod, the same object, is now on the node we chose.
+// Anything else is a race lost to another scheduler, or a pod changed under
+// us. `now` is the pod as the server has it (nullptr: unknown).
+bool bind_conflict_was_ours(const kube::ApiError& err, const kube::Pod* now, const std::string& uid,
+                            const std::string& node);
 
 class Scheduler {
  public:
@@ -113,7 +123,12 @@ class Scheduler {
   void schedule_one(Queue::Item item);
   void handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds);
   boost::asio::awaitable<void> bind(BindRequest req);
+  boost::asio::awaitable<bool> replayed_bind_was_ours(trace::TaskScope& task, const BindRequest& req,
+                                                      const kube::ApiError& err);
+  void finish_binding(const BindRequest& req);
   void handle_bind_failure(const BindRequest& req, const kube::ApiError& err);
+  // The pod (ns/name) as the pod informer last saw it, or nullptr.
+  const kube::Pod* informer_pod(const kube::Pod& p) const;
 
   kube::Api& api_;
   SchedulerOptions opts_;
