@@ -102,8 +102,9 @@ class Scheduler {
   const Queue& queue() const noexcept { return queue_; }
 
  private:
-  struct PodEvents;   // event_handlers.cpp
-  struct NodeEvents;  // event_handlers.cpp
+  friend struct SchedulerTestPeer;  // test/unit/scheduler_test.cpp: one cycle without the loop
+  struct PodEvents;                 // event_handlers.cpp
+  struct NodeEvents;                // event_handlers.cpp
   // What a bind coroutine needs to report its outcome as kube-scheduler does.
   struct BindRequest {
     kube::Pod pod;
