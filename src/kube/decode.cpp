@@ -22,7 +22,9 @@ errc get_resources(od::value& v, ResourceList& out) {
     } else {
       TS_SJ(val.get_string().get(q));
     }
-    const auto parsed = name == "cpu" ? parse_quantity_milli(q) : parse_quantity_value(q);
+    // Saturating: "memory: 100E" is valid to the API server; failing on it
+    // would fail every list and watch that carries the pod.
+    const auto parsed = name == "cpu" ? parse_quantity_milli_saturating(q) : parse_quantity_value_saturating(q);
     if (!parsed) return from_result(parsed.error());
     if (name == "cpu") {
       out.r.milli_cpu = *parsed, out.present |= ResourceList::cpu;

@@ -2,18 +2,17 @@
 // request computed by the Kubernetes rules. See decode.hpp for the rules
 // every decoder follows, decode_detail.hpp for the walking helpers.
 #include "decode_detail.hpp"
+#include "toysched/kube/quantity.hpp"
 
 namespace toysched::kube::detail {
 namespace {
 
-// Sums saturate: an int64 overflow from hostile data must not wrap into a
-// small request that fits everywhere.
+// Sums saturate at kQuantityMax, as each quantity does: hostile data must
+// neither wrap into a small request that fits everywhere nor make a node's
+// sum of pods overflow.
 std::int64_t sat_add(std::int64_t a, std::int64_t b) {
-  std::int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) {
-    return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
-  }
-  return r;
+  // Every input is within ±kQuantityMax already: the sum cannot overflow.
+  return std::clamp(a + b, -kQuantityMax, kQuantityMax);
 }
 
 void add_into(Resources& a, const Resources& b) {

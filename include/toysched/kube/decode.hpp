@@ -11,7 +11,8 @@
 //    truncated event, the wrong type for a known field → json_malformed);
 //  - a missing metadata.name (or uid, for pods and nodes) →
 //    json_missing_field;
-//  - a quantity that does not parse → quantity_invalid / quantity_overflow;
+//  - a quantity that does not parse → quantity_invalid; one beyond
+//    kQuantityMax (quantity.hpp) reads as kQuantityMax, never an error;
 //  - one object or watch event beyond kMaxObjectBytes → object_too_large
 //    (etcd holds at most 1.5 MiB per object; 4 MiB leaves room for JSON's
 //    extra escaping and bounds what a hostile peer can make us allocate);
