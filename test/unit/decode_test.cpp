@@ -284,10 +284,110 @@ TEST_CASE("decode: lists with resourceVersion and continue") {
   CHECK(nodes->resource_version == "9");
   CHECK(nodes->continue_token.empty());
 
-  // One bad item fails the page: a partial cache would be silently wrong.
-  const auto bad = decode_node_list(R"({"metadata":{},"items":[{"metadata":{"name":"x"}}]})");
-  REQUIRE(bad.has_error());
-  CHECK(bad.error() == errc::json_missing_field);
+  // One bad item does not fail the page (issue 13 item 2): it is left out
+  // and named; the reflector keeps what it knew of it.
+  const auto bad = decode_node_list(R"({"metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"x"}}]})");
+  REQUIRE(bad.has_value());
+  CHECK(bad->items.empty());
+  REQUIRE(bad->undecodable.size() == 1);
+  CHECK(bad->undecodable[0].name == "x");
+  CHECK(bad->undecodable[0].error == "required field missing");
+  CHECK(bad->resource_version == "3");
+}
+
+namespace {
+// A pod of ours, pending, that the full decoder refuses for `why`.
+std::string bad_pod(const std::string& name, const std::string& spec_extra) {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":"ns","uid":"uid-)" + name +
+         R"(","resourceVersion":"7","labels":{"a":"b"}},"spec":{"schedulerName":"toy-scheduler",)" + spec_extra +
+         R"(},"status":{"phase":"Pending"}})";
+}
+}  // namespace
+
+// Issue 13 item 2: one pod must never wedge an informer. Before, any of
+// these failed the whole list (and so every relist, forever).
+TEST_CASE("decode: a list skips the items it cannot read and names them") {
+  const std::string bad_quantity =
+      bad_pod("bad-q", R"("containers":[{"name":"a","resources":{"requests":{"cpu":"1","memory":"12x"}}}])");
+  const std::string bad_type = bad_pod("bad-t", R"("priority":"high","nodeName":"n1")");
+  const std::string no_uid = R"({"metadata":{"name":"no-uid","namespace":"ns"},"spec":{"schedulerName":5}})";
+  const std::string list = R"({"kind":"PodList","metadata":{"resourceVersion":"99"},"items":[)" +
+                           pod_json(spec_of(ctr("a", R"("requests":{"cpu":"1"})")), "p1") + "," + bad_quantity + "," +
+                           pod_json(spec_of(ctr("a", R"("requests":{"cpu":"2"})")), "p2") + "," + bad_type + "," +
+                           no_uid + "," + pod_json(spec_of(ctr("a", R"("requests":{"cpu":"3"})")), "p3") + "]}";
+  const auto l = decode_pod_list(list);
+  REQUIRE(l.has_value());
+  CHECK(l->resource_version == "99");
+  // The items after a bad one are read in full: the walk recovered.
+  REQUIRE(l->items.size() == 3);
+  CHECK(l->items[0].name == "p1");
+  CHECK(l->items[1].name == "p2");
+  CHECK(l->items[1].requests.milli_cpu == 2000);
+  CHECK(l->items[2].name == "p3");
+  CHECK(l->items[2].requests.milli_cpu == 3000);
+  REQUIRE(l->undecodable.size() == 3);
+  const Undecodable& q = l->undecodable[0];
+  CHECK(q.name == "bad-q");
+  CHECK(q.ns == "ns");
+  CHECK(q.uid == "uid-bad-q");
+  CHECK(q.resource_version == "7");
+  CHECK(q.scheduler_name == "toy-scheduler");
+  CHECK(q.node_name.empty());
+  CHECK_FALSE(q.deleting);
+  CHECK(q.error == "invalid quantity");
+  CHECK(l->undecodable[1].name == "bad-t");
+  CHECK(l->undecodable[1].node_name == "n1");
+  CHECK(l->undecodable[1].error == "malformed JSON");
+  CHECK(l->undecodable[2].name == "no-uid");
+  CHECK(l->undecodable[2].uid.empty());
+  CHECK(l->undecodable[2].scheduler_name.empty());  // mistyped: ignored by the tolerant read too
+
+  // A broken JSON text still fails whole, wherever it is cut.
+  Decoder d;
+  for (std::size_t n = 0; n < list.size(); ++n) {
+    CAPTURE(n);
+    REQUIRE(d.pod_list(std::string_view(list).substr(0, n)).has_error());
+  }
+}
+
+TEST_CASE("decode: a watch event whose object cannot be read is skipped, not failed") {
+  const std::string bad =
+      bad_pod("bad", R"("containers":[{"name":"a","resources":{"limits":{"cpu":"x1"}}}],"nodeName":"")");
+  for (const char* type : {"ADDED", "MODIFIED", "DELETED"}) {
+    CAPTURE(type);
+    const auto e = decode_pod_event(std::string(R"({"type":")") + type + R"(","object":)" + bad + "}\n");
+    REQUIRE(e.has_value());
+    CHECK(to_string(e->type) == type);
+    REQUIRE(e->undecodable.has_value());
+    CHECK(e->undecodable->name == "bad");
+    CHECK(e->undecodable->uid == "uid-bad");
+    CHECK(e->undecodable->resource_version == "7");
+    CHECK(e->undecodable->error == "invalid quantity");
+    CHECK(e->object.name.empty());
+  }
+  SUBCASE("object before type") {
+    const auto e = decode_pod_event(R"({"object":)" + bad + R"(,"type":"MODIFIED"})");
+    REQUIRE(e.has_value());
+    REQUIRE(e->undecodable.has_value());
+    CHECK(e->undecodable->name == "bad");
+  }
+  SUBCASE("a good event has none") {
+    const auto e = decode_pod_event(R"({"type":"ADDED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}");
+    REQUIRE(e.has_value());
+    CHECK_FALSE(e->undecodable.has_value());
+  }
+  SUBCASE("a bookmark or an ERROR that cannot be read still fails the event") {
+    CHECK(decode_pod_event(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":5}}})").has_error());
+    CHECK(decode_pod_event(R"({"type":"ERROR","object":{"kind":"Status","code":"x"}})").has_error());
+  }
+  SUBCASE("cut anywhere, it fails whole") {
+    const std::string full = R"({"type":"ADDED","object":)" + bad + "}";
+    Decoder d;
+    for (std::size_t n = 0; n < full.size(); ++n) {
+      CAPTURE(n);
+      REQUIRE(d.pod_event(std::string_view(full).substr(0, n)).has_error());
+    }
+  }
 }
 
 TEST_CASE("decode: watch events") {
@@ -357,8 +457,11 @@ TEST_CASE("decode: watch events") {
     CHECK(decode_pod_event(R"({"type":"EXPLODED","object":{}})").error() == errc::json_malformed);
     CHECK(decode_pod_event(R"({"type":"ADDED"})").error() == errc::json_missing_field);
     CHECK(decode_pod_event(full + full).error() == errc::json_malformed);
-    CHECK(decode_pod_event(R"({"type":"ADDED","object":{"metadata":{"name":"p","namespace":"d"}}})").error() ==
-          errc::json_missing_field);
+    // A pod without a uid: the event is read, the pod is not.
+    const auto no_uid = decode_pod_event(R"({"type":"ADDED","object":{"metadata":{"name":"p","namespace":"d"}}})");
+    REQUIRE(no_uid.has_value());
+    REQUIRE(no_uid->undecodable.has_value());
+    CHECK(no_uid->undecodable->error == "required field missing");
   }
 }
 
@@ -376,9 +479,9 @@ TEST_CASE("decode: every truncation and random byte flips fail cleanly") {
     REQUIRE(d.pod_event(std::string_view(full).substr(0, n)).has_error());
   }
   // Flipped bytes may still be valid JSON; what matters is no crash and a
-  // value or one of our error codes.
+  // value (perhaps with an undecodable object) or one of our error codes.
   std::mt19937 rng(42);
-  int errors = 0;
+  int errors = 0, undecodable = 0;
   for (int i = 0; i < 20000; ++i) {
     std::string s = full;
     for (int k = 0; k < 3; ++k) s[rng() % s.size()] = static_cast<char>(rng() % 256);
@@ -386,9 +489,12 @@ TEST_CASE("decode: every truncation and random byte flips fail cleanly") {
     if (e.has_error()) {
       ++errors;
       REQUIRE(e.error().category() == error_category());
+    } else if (e->undecodable) {
+      ++undecodable;
     }
   }
   CHECK(errors > 1000);
+  CHECK(undecodable > 100);
 }
 
 TEST_CASE("decode: malformed, mistyped and oversized input") {

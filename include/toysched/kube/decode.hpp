@@ -16,7 +16,12 @@
 //  - one object or watch event beyond kMaxObjectBytes → object_too_large
 //    (etcd holds at most 1.5 MiB per object; 4 MiB leaves room for JSON's
 //    extra escaping and bounds what a hostile peer can make us allocate);
-//    a list page beyond kMaxListBytes → object_too_large.
+//    a list page beyond kMaxListBytes → object_too_large;
+//  - in a list or a watch event, an object that fails any of these rules
+//    is not the list's or the event's failure: it is left out, and what a
+//    tolerant second read finds of it (name, uid, ...) is returned as an
+//    Undecodable beside the rest. A list or an event whose own JSON is
+//    broken (truncated, not JSON) still fails whole.
 #pragma once
 
 #include "toysched/kube/errors.hpp"
