@@ -214,6 +214,103 @@ TEST_CASE("decode: effective pod requests") {
   }
 }
 
+// Issue 13 item 8, in-place pod resize (GA in 1.35): kube-scheduler 1.36
+// counts each container as max(spec, status resources, allocated)
+// (component-helpers resource/helpers.go PodRequests with
+// UseStatusResources, as framework/types.go calls it).
+TEST_CASE("decode: in-place resize, the requests a running pod counts") {
+  // A running pod with the given containers' spec and status.
+  auto requests = [](const std::string& spec, const std::string& status) {
+    const std::string json = R"({"metadata":{"name":"r","namespace":"d","uid":"u","resourceVersion":"1"},"spec":)" +
+                             spec + R"(,"status":)" + status + "}";
+    auto p = decode_pod(json);
+    REQUIRE(p.has_value());
+    return p->requests;
+  };
+  auto running = [](const std::string& statuses, const std::string& more = "") {
+    return R"({"phase":"Running","containerStatuses":[)" + statuses + "]" + (more.empty() ? "" : "," + more) + "}";
+  };
+  auto cstatus = [](const std::string& name, const std::string& resources, const std::string& allocated = "") {
+    return R"({"name":")" + name + R"(","ready":true,"restartCount":0,"image":"pause","imageID":"pause",)" +
+           R"("state":{"running":{"startedAt":"2026-01-01T10:00:00Z"}})" +
+           (resources.empty() ? "" : R"(,"resources":)" + resources) +
+           (allocated.empty() ? "" : R"(,"allocatedResources":)" + allocated) + "}";
+  };
+  const std::string one_cpu = spec_of(ctr("a", R"("requests":{"cpu":"1","memory":"1Gi"})"));
+
+  SUBCASE("resized up and actuated beyond the spec: the actuated request counts") {
+    const auto r = requests(one_cpu, running(cstatus("a", R"({"requests":{"cpu":"3"}})")));
+    CHECK(r.milli_cpu == 3000);
+    CHECK(r.memory == 1 << 30);  // per resource: the spec's memory still counts
+  }
+  SUBCASE("resized down, not yet carried out: the larger actuated request counts") {
+    const auto r = requests(spec_of(ctr("a", R"("requests":{"cpu":"500m"})")),
+                            running(cstatus("a", R"({"requests":{"cpu":"2"},"limits":{"cpu":"2"}})")));
+    CHECK(r.milli_cpu == 2000);
+  }
+  SUBCASE("resized down and carried out: the spec again") {
+    const auto r = requests(spec_of(ctr("a", R"("requests":{"cpu":"500m"})")),
+                            running(cstatus("a", R"({"requests":{"cpu":"500m"}})", R"({"cpu":"500m"})")));
+    CHECK(r.milli_cpu == 500);
+  }
+  SUBCASE("allocated beyond both counts") {
+    const auto r = requests(one_cpu, running(cstatus("a", R"({"requests":{"cpu":"1"}})", R"({"cpu":"4"})")));
+    CHECK(r.milli_cpu == 4000);
+  }
+  SUBCASE("allocatedResources alone, without status resources, is not read (as upstream)") {
+    const auto r = requests(one_cpu, running(cstatus("a", "", R"({"cpu":"4"})")));
+    CHECK(r.milli_cpu == 1000);
+  }
+  SUBCASE("an infeasible resize: the spec is not counted") {
+    const auto r =
+        requests(spec_of(ctr("a", R"("requests":{"cpu":"64"})")),
+                 running(cstatus("a", R"({"requests":{"cpu":"1"}})", R"({"cpu":"1"})"),
+                         R"("conditions":[{"type":"PodResizePending","status":"True","reason":"Infeasible"}])"));
+    CHECK(r.milli_cpu == 1000);
+  }
+  SUBCASE("a deferred resize: the spec counts") {
+    const auto r =
+        requests(spec_of(ctr("a", R"("requests":{"cpu":"3"})")),
+                 running(cstatus("a", R"({"requests":{"cpu":"1"}})"),
+                         R"("conditions":[{"type":"PodResizePending","status":"True","reason":"Deferred"}])"));
+    CHECK(r.milli_cpu == 3000);
+  }
+  SUBCASE("statuses match containers by name, in any order") {
+    const auto r =
+        requests(spec_of(ctr("a", R"("requests":{"cpu":"1"})") + "," + ctr("b", R"("requests":{"cpu":"1"})")),
+                 running(cstatus("b", R"({"requests":{"cpu":"2"}})") + "," + cstatus("a", R"({"requests":{}})")));
+    CHECK(r.milli_cpu == 3000);
+  }
+  SUBCASE("a sidecar's status counts; a finished init container's does not") {
+    const std::string spec = spec_of(ctr("app", R"("requests":{"cpu":"1"})"),
+                                     ctr("init", R"("requests":{"cpu":"500m"})") + "," +
+                                         ctr("side", R"("requests":{"cpu":"100m"})", R"("restartPolicy":"Always")"));
+    const auto r =
+        requests(spec, running(cstatus("app", R"({"requests":{"cpu":"1"}})"),
+                               R"("initContainerStatuses":[)" + cstatus("init", R"({"requests":{"cpu":"8"}})") + "," +
+                                   cstatus("side", R"({"requests":{"cpu":"300m"}})") + "]"));
+    CHECK(r.milli_cpu == 1300);
+  }
+  SUBCASE("pod-level resources: status.resources and allocatedResources of the pod") {
+    const std::string spec =
+        spec_of(ctr("a", R"("requests":{"cpu":"100m"})"), "", R"("resources":{"requests":{"cpu":"1","memory":"1Gi"}})");
+    const auto r = requests(spec, R"({"phase":"Running","resources":{"requests":{"cpu":"2"}},)"
+                                  R"("allocatedResources":{"cpu":"1","memory":"2Gi"}})");
+    CHECK(r.milli_cpu == 2000);
+    CHECK(r.memory == std::int64_t{2} << 30);
+  }
+  SUBCASE("status before spec reads the same") {
+    const std::string json = R"({"status":)" + running(cstatus("a", R"({"requests":{"cpu":"3"}})")) +
+                             R"(,"metadata":{"name":"r","namespace":"d","uid":"u"},"spec":)" + one_cpu + "}";
+    const auto p = decode_pod(json);
+    REQUIRE(p.has_value());
+    CHECK(p->requests.milli_cpu == 3000);
+  }
+  SUBCASE("a pending pod: no statuses, the spec") {
+    CHECK(requests(one_cpu, R"({"phase":"Pending"})").milli_cpu == 1000);
+  }
+}
+
 TEST_CASE("decode: scheduling gates, init-container host ports") {
   const auto p = decode_pod(
       pod_json(spec_of(ctr("a", ""),

@@ -142,7 +142,7 @@ struct Pod {
   std::vector<PreferredSchedulingTerm> preferred_affinity;
   std::vector<Toleration> tolerations;
   std::vector<HostPort> host_ports;  // only ports with hostPort > 0
-  Resources requests;                // effective pod request; `pods` stays 0
+  Resources requests;                // effective pod request, resizes included (decode_pod.cpp); `pods` stays 0
   std::optional<TimePoint> creation_timestamp;
 };
 
