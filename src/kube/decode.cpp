@@ -290,6 +290,11 @@ errc get_event_object(od::value& v, EventType type, WatchEvent<T>& ev) {
 
 // --- Decoder -----------------------------------------------------------
 
+// What a Decoder keeps between documents: the parser's buffers run to
+// several bytes per input byte, and every object the server sends in
+// practice is far below this.
+constexpr std::size_t kKeptCapacity = std::size_t{4} << 20;
+
 struct Decoder::Impl {
   od::parser parser{kMaxListBytes};
   std::unique_ptr<char[]> scratch;
@@ -322,18 +327,18 @@ struct Decoder::Impl {
         e = fn(doc, out);
       }
     }
-    if (json.size() > kMaxObjectBytes) shrink();
+    if (json.size() > kKeptCapacity) shrink();
     if (e != errc::ok) return e;
     return out;
   }
 
-  // A big list page grew the parser and scratch buffer; give that memory
-  // back rather than holding it for the next small event.
+  // A big list page or object grew the parser and scratch buffer; give
+  // that memory back rather than holding it for the next small event.
   void shrink() {
     scratch.reset();
     scratch_size = 0;
     // On failure the parser keeps its larger buffers: still correct.
-    [[maybe_unused]] const auto err = parser.allocate(kMaxObjectBytes);
+    [[maybe_unused]] const auto err = parser.allocate(kKeptCapacity);
   }
 };
 

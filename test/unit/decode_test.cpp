@@ -609,9 +609,9 @@ TEST_CASE("decode: malformed, mistyped and oversized input") {
   CHECK(decode_node(R"({"metadata":{"name":"n"}})").error() == errc::json_missing_field);
   CHECK(decode_lease(R"({"metadata":{"namespace":"x"}})").error() == errc::json_missing_field);
 
-  // A hostile 10 MB object: refused before parsing.
+  // A hostile 20 MB object: refused before parsing.
   std::string huge = R"({"metadata":{"name":"a","namespace":"b","uid":"c","annotations":{"x":")";
-  huge += std::string(10 << 20, 'a');
+  huge += std::string(20 << 20, 'a');
   huge += R"("}}})";
   CHECK(decode_pod(huge).error() == errc::object_too_large);
   CHECK(decode_pod_event(R"({"type":"ADDED","object":)" + huge + "}").error() == errc::object_too_large);
@@ -620,6 +620,25 @@ TEST_CASE("decode: malformed, mistyped and oversized input") {
   big += std::string(kMaxObjectBytes - 200, 'a');
   big += R"("}}})";
   CHECK(decode_pod(big).has_value());
+}
+
+// Issue 13 item 2: a valid pod of 1.3 MB of '<' (under etcd's 1.5 MiB)
+// reaches us as a 7.8 MB event, each '<' escaped as \u003c by the API
+// server. Refused at 4 MiB, it wedged the pod watch: every re-watch
+// replayed it.
+TEST_CASE("decode: a valid object escaped to six times its stored size") {
+  std::string pod = R"({"type":"ADDED","object":{"metadata":{"name":"big","namespace":"d","uid":"u",)"
+                    R"("resourceVersion":"5"},"spec":{"schedulerName":"toy-scheduler","containers":[{"name":"c",)"
+                    R"("env":[{"name":"X","value":")";
+  for (int i = 0; i < 1'300'000; ++i) pod += "\\u003c";
+  pod += R"("}]}]}}})";
+  REQUIRE(pod.size() > std::size_t{7'800'000});
+  Decoder d;
+  const auto e = d.pod_event(pod);
+  REQUIRE(e.has_value());
+  CHECK(e->object.name == "big");
+  // The decoder gives the memory back for the small events that follow.
+  CHECK(d.pod_event(R"({"type":"ADDED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}").has_value());
 }
 
 TEST_CASE("decode: Status bodies") {
