@@ -114,6 +114,7 @@ asio::awaitable<api_result<List<T>>> Api::list(ListOptions opts) {
       if (!page)
         co_return ApiError{page.error(), r->status, std::nullopt, "list " + path + ": " + page.error().message()};
       for (auto& item : page->items) all.items.push_back(std::move(item));
+      for (auto& bad : page->undecodable) all.undecodable.push_back(std::move(bad));
       all.resource_version = page->resource_version;
       cont = page->continue_token;
     } while (!cont.empty());

@@ -22,7 +22,9 @@ errc get_resources(od::value& v, ResourceList& out) {
     } else {
       TS_SJ(val.get_string().get(q));
     }
-    const auto parsed = name == "cpu" ? parse_quantity_milli(q) : parse_quantity_value(q);
+    // Saturating: "memory: 100E" is valid to the API server; failing on it
+    // would fail every list and watch that carries the pod.
+    const auto parsed = name == "cpu" ? parse_quantity_milli_saturating(q) : parse_quantity_value_saturating(q);
     if (!parsed) return from_result(parsed.error());
     if (name == "cpu") {
       out.r.milli_cpu = *parsed, out.present |= ResourceList::cpu;
@@ -189,11 +191,68 @@ errc get_obj(od::value& v, Pod& p) { return get_pod(v, p); }
 errc get_obj(od::value& v, Node& n) { return get_node(v, n); }
 errc get_obj(od::value& v, Lease& l) { return get_lease(v, l); }
 
+// The tolerant second read of an object the decoder refused: every field on
+// its own, every error ignored, so that what identifies the object is found
+// even when another part of it is what failed.
+void peek_identity(od::value& v, Undecodable& u) {
+  auto str = [](od::value& val, std::string& out) {
+    std::string_view s;
+    if (val.get_string().get(s) == simdjson::SUCCESS) out.assign(s);
+    return errc::ok;
+  };
+  (void)fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "metadata") {
+      (void)fields(val, [&](std::string_view mk, od::value& mv) {
+        if (mk == "name") return str(mv, u.name);
+        if (mk == "namespace") return str(mv, u.ns);
+        if (mk == "uid") return str(mv, u.uid);
+        if (mk == "resourceVersion") return str(mv, u.resource_version);
+        if (mk == "deletionTimestamp") u.deleting = !is_null(mv);
+        return errc::ok;
+      });
+    } else if (k == "spec") {
+      (void)fields(val, [&](std::string_view sk, od::value& sv) {
+        if (sk == "nodeName") return str(sv, u.node_name);
+        if (sk == "schedulerName") return str(sv, u.scheduler_name);
+        if (sk == "schedulingGates") {
+          (void)elements(sv, [&](od::value&) {
+            u.scheduling_gated = true;
+            return errc::ok;
+          });
+        }
+        return errc::ok;
+      });
+    }
+    return errc::ok;
+  });
+}
+
+Undecodable peek(od::value& v, errc why) {
+  Undecodable u;
+  u.error = make_error_code(why).message();
+  peek_identity(v, u);
+  return u;
+}
+
+// List items that could not be read: their index and why.
+using Failures = std::vector<std::pair<std::size_t, errc>>;
+
 template <class T>
-errc get_list(od::value& v, List<T>& out) {
+errc get_list(od::value& v, List<T>& out, Failures& failed) {
   return fields(v, [&](std::string_view k, od::value& val) {
     if (k == "items") {
-      return elements(val, [&](od::value& item) { return get_obj(item, out.items.emplace_back()); });
+      std::size_t i = 0;
+      return elements(val, [&](od::value& item) {
+        // A bad item is skipped, not the list's failure; it is read again
+        // for its identity once the whole list is known to be sound. A
+        // broken JSON text fails the next step of this walk instead.
+        if (const errc e = get_obj(item, out.items.emplace_back()); e != errc::ok) {
+          out.items.pop_back();
+          failed.emplace_back(i, e);
+        }
+        ++i;
+        return errc::ok;
+      });
     }
     if (k != "metadata") return errc::ok;
     return fields(val, [&](std::string_view mk, od::value& mv) {
@@ -232,6 +291,11 @@ errc get_event_object(od::value& v, EventType type, WatchEvent<T>& ev) {
 
 // --- Decoder -----------------------------------------------------------
 
+// What a Decoder keeps between documents: the parser's buffers run to
+// several bytes per input byte, and every object the server sends in
+// practice is far below this.
+constexpr std::size_t kKeptCapacity = std::size_t{4} << 20;
+
 struct Decoder::Impl {
   od::parser parser{kMaxListBytes};
   std::unique_ptr<char[]> scratch;
@@ -264,18 +328,18 @@ struct Decoder::Impl {
         e = fn(doc, out);
       }
     }
-    if (json.size() > kMaxObjectBytes) shrink();
+    if (json.size() > kKeptCapacity) shrink();
     if (e != errc::ok) return e;
     return out;
   }
 
-  // A big list page grew the parser and scratch buffer; give that memory
-  // back rather than holding it for the next small event.
+  // A big list page or object grew the parser and scratch buffer; give
+  // that memory back rather than holding it for the next small event.
   void shrink() {
     scratch.reset();
     scratch_size = 0;
     // On failure the parser keeps its larger buffers: still correct.
-    [[maybe_unused]] const auto err = parser.allocate(kMaxObjectBytes);
+    [[maybe_unused]] const auto err = parser.allocate(kKeptCapacity);
   }
 };
 
@@ -298,12 +362,26 @@ auto whole(Get get) {
   };
 }
 
+// The event's "object", on a second pass over the document.
+errc find_object(od::document& doc, od::value& val) {
+  doc.rewind();
+  od::object obj;
+  TS_SJ(doc.get_object().get(obj));
+  TS_SJ(obj.find_field_unordered("object").get(val));
+  return errc::ok;
+}
+
+// An object that could not be read is the event's failure only where the
+// object is the event's protocol (a bookmark, an ERROR's Status).
+bool skippable(EventType t) { return t == EventType::added || t == EventType::modified || t == EventType::deleted; }
+
 template <class T>
 errc get_event(od::document& doc, WatchEvent<T>& ev) {
   od::value root;
   TS_SJ(doc.get_value().get(root));
   std::optional<EventType> type;
   bool have_object = false, deferred = false;
+  errc object_error = errc::ok;
   TS_TRY(fields(root, [&](std::string_view k, od::value& val) {
     if (k == "type") {
       std::string_view s;
@@ -319,20 +397,50 @@ errc get_event(od::document& doc, WatchEvent<T>& ev) {
       deferred = true;
       return errc::ok;
     }
-    return get_event_object(val, *type, ev);
+    object_error = get_event_object(val, *type, ev);
+    return skippable(*type) ? errc::ok : object_error;
   }));
   TS_TRY(at_end(doc));
   if (!type || !have_object) return errc::json_missing_field;
   ev.type = *type;
+  od::value val;
   if (deferred) {
-    doc.rewind();
-    od::object obj;
-    TS_SJ(doc.get_object().get(obj));
-    od::value val;
-    TS_SJ(obj.find_field_unordered("object").get(val));
-    TS_TRY(get_event_object(val, *type, ev));
+    TS_TRY(find_object(doc, val));
+    object_error = get_event_object(val, *type, ev);
+    if (!skippable(*type)) TS_TRY(object_error);
+  }
+  if (object_error != errc::ok) {
+    ev.object = T{};
+    TS_TRY(find_object(doc, val));
+    ev.undecodable = peek(val, object_error);
   }
   return errc::ok;
+}
+
+// Back over a list whose items `failed` could not be read, for what
+// identifies each.
+errc peek_items(od::document& doc, const Failures& failed, std::vector<Undecodable>& out) {
+  doc.rewind();
+  od::object root;
+  TS_SJ(doc.get_object().get(root));
+  od::value items;
+  TS_SJ(root.find_field_unordered("items").get(items));
+  std::size_t i = 0;
+  auto next = failed.begin();
+  return elements(items, [&](od::value& item) {
+    if (next != failed.end() && next->first == i) out.push_back(peek(item, (next++)->second));
+    ++i;
+    return errc::ok;
+  });
+}
+
+template <class T>
+auto list_of() {
+  return [](od::document& doc, List<T>& out) {
+    Failures failed;
+    TS_TRY(whole<List<T>>([&failed](od::value& v, List<T>& o) { return get_list(v, o, failed); })(doc, out));
+    return failed.empty() ? errc::ok : peek_items(doc, failed, out.undecodable);
+  };
 }
 
 template <class T>
@@ -364,16 +472,13 @@ result<Status> Decoder::status(std::string_view json, std::size_t readable) {
                             whole<Status>([](od::value& v, Status& o) { return get_status(v, o); }));
 }
 result<PodList> Decoder::pod_list(std::string_view json, std::size_t readable) {
-  return impl_->run<PodList>(json, readable, kMaxListBytes,
-                             whole<PodList>([](od::value& v, PodList& o) { return get_list(v, o); }));
+  return impl_->run<PodList>(json, readable, kMaxListBytes, list_of<Pod>());
 }
 result<NodeList> Decoder::node_list(std::string_view json, std::size_t readable) {
-  return impl_->run<NodeList>(json, readable, kMaxListBytes,
-                              whole<NodeList>([](od::value& v, NodeList& o) { return get_list(v, o); }));
+  return impl_->run<NodeList>(json, readable, kMaxListBytes, list_of<Node>());
 }
 result<LeaseList> Decoder::lease_list(std::string_view json, std::size_t readable) {
-  return impl_->run<LeaseList>(json, readable, kMaxListBytes,
-                               whole<LeaseList>([](od::value& v, LeaseList& o) { return get_list(v, o); }));
+  return impl_->run<LeaseList>(json, readable, kMaxListBytes, list_of<Lease>());
 }
 result<WatchEvent<Pod>> Decoder::pod_event(std::string_view line, std::size_t readable) {
   return impl_->run<WatchEvent<Pod>>(line, readable, kMaxObjectBytes, event<Pod>());

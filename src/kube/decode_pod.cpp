@@ -2,18 +2,17 @@
 // request computed by the Kubernetes rules. See decode.hpp for the rules
 // every decoder follows, decode_detail.hpp for the walking helpers.
 #include "decode_detail.hpp"
+#include "toysched/kube/quantity.hpp"
 
 namespace toysched::kube::detail {
 namespace {
 
-// Sums saturate: an int64 overflow from hostile data must not wrap into a
-// small request that fits everywhere.
+// Sums saturate at kQuantityMax, as each quantity does: hostile data must
+// neither wrap into a small request that fits everywhere nor make a node's
+// sum of pods overflow.
 std::int64_t sat_add(std::int64_t a, std::int64_t b) {
-  std::int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) {
-    return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
-  }
-  return r;
+  // Every input is within ±kQuantityMax already: the sum cannot overflow.
+  return std::clamp(a + b, -kQuantityMax, kQuantityMax);
 }
 
 void add_into(Resources& a, const Resources& b) {
@@ -183,6 +182,7 @@ errc get_toleration(od::value& v, Toleration& t) {
 }
 
 struct Container {
+  std::string name;  // matches its status
   Resources requests;
   bool restartable = false;  // an init container with restartPolicy Always: a sidecar
   std::vector<HostPort> host_ports;
@@ -191,6 +191,7 @@ struct Container {
 errc get_container(od::value& v, Container& c) {
   ResourceList req, lim;
   TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "name") return get(val, c.name);
     if (k == "resources") return get_requirements(val, req, lim);
     if (k == "restartPolicy") {
       std::string s;
@@ -218,27 +219,63 @@ errc get_container(od::value& v, Container& c) {
   return errc::ok;
 }
 
+// What the kubelet reports of a container's or the pod's resources once it
+// runs (in-place resize, GA in 1.35): requests actuated and allocated.
+// Only where status.resources is set, as upstream reads it.
+struct StatusResources {
+  std::string name;     // the container's; empty for the pod's own
+  Resources actuated;   // status.resources.requests
+  Resources allocated;  // allocatedResources
+};
+
 // The pod's effective request, as component-helpers resource/helpers.go
-// PodRequests computes it:
+// PodRequests computes it with status resources (as kube-scheduler 1.36
+// calls it):
 //   max( Σ app containers + Σ sidecars,
 //        for each plain init container: its request + sidecars started before it )
-//   then pod-level spec.resources replaces cpu/memory, then + spec.overhead.
-struct PodSpecParts {
-  Resources app_sum;
+//   then pod-level spec.resources replaces cpu/memory, then + spec.overhead;
+// where a container (app or sidecar) or the pod has status resources, its
+// request is max(spec, actuated, allocated): a resize counts from the
+// moment it is asked for, and a resize down only once the kubelet has
+// carried it out.
+struct PodParts {
+  std::vector<Container> apps;
   std::vector<Container> inits;  // in order: "started before" matters
   ResourceList overhead;
   ResourceList pod_req, pod_lim;
+  std::vector<StatusResources> container_status;
+  std::optional<StatusResources> pod_status;
+  bool resize_infeasible = false;  // condition PodResizePending, reason Infeasible
 };
 
-Resources pod_requests(PodSpecParts& s) {
-  Resources total = std::move(s.app_sum);
+// max(spec, actuated, allocated); an infeasible resize's spec is not
+// counted: the kubelet will never carry it out.
+Resources with_status(const Resources& spec, const StatusResources& st, bool infeasible) {
+  Resources r = infeasible ? Resources{} : spec;
+  max_into(r, st.actuated);
+  max_into(r, st.allocated);
+  return r;
+}
+
+Resources container_requests(const Container& c, const PodParts& s) {
+  for (const auto& st : s.container_status) {
+    if (st.name == c.name) return with_status(c.requests, st, s.resize_infeasible);
+  }
+  return c.requests;
+}
+
+Resources pod_requests(const PodParts& s) {
+  Resources total;
+  for (const auto& c : s.apps) add_into(total, container_requests(c, s));
   Resources sidecars, init_peak;
-  for (auto& c : s.inits) {
+  for (const auto& c : s.inits) {
     if (c.restartable) {
-      add_into(total, c.requests);
-      add_into(sidecars, c.requests);
+      const Resources r = container_requests(c, s);
+      add_into(total, r);
+      add_into(sidecars, r);
       max_into(init_peak, sidecars);
     } else {
+      // A plain init container has run to completion: its spec is what counts.
       Resources during = c.requests;
       add_into(during, sidecars);
       max_into(init_peak, during);
@@ -246,7 +283,8 @@ Resources pod_requests(PodSpecParts& s) {
   }
   max_into(total, init_peak);
   // Pod-level resources (KEP-2837): only cpu and memory are supported there.
-  const Resources pod_level = effective_requests(s.pod_req, s.pod_lim);
+  Resources pod_level = effective_requests(s.pod_req, s.pod_lim);
+  if (s.pod_status) pod_level = with_status(pod_level, *s.pod_status, s.resize_infeasible);
   if ((s.pod_req.present | s.pod_lim.present) & ResourceList::cpu) total.milli_cpu = pod_level.milli_cpu;
   if ((s.pod_req.present | s.pod_lim.present) & ResourceList::memory) total.memory = pod_level.memory;
   add_into(total, s.overhead.r);
@@ -254,7 +292,7 @@ Resources pod_requests(PodSpecParts& s) {
   return total;
 }
 
-errc get_pod_spec(od::value& v, Pod& p, PodSpecParts& parts) {
+errc get_pod_spec(od::value& v, Pod& p, PodParts& parts) {
   return fields(v, [&](std::string_view k, od::value& val) {
     if (k == "nodeName") return get(val, p.node_name);
     if (k == "schedulerName") return get(val, p.scheduler_name);
@@ -292,11 +330,7 @@ errc get_pod_spec(od::value& v, Pod& p, PodSpecParts& parts) {
         if (!init || c.restartable) {
           p.host_ports.insert(p.host_ports.end(), c.host_ports.begin(), c.host_ports.end());
         }
-        if (init) {
-          parts.inits.push_back(std::move(c));
-        } else {
-          add_into(parts.app_sum, c.requests);
-        }
+        (init ? parts.inits : parts.apps).push_back(std::move(c));
         return errc::ok;
       });
     }
@@ -304,18 +338,78 @@ errc get_pod_spec(od::value& v, Pod& p, PodSpecParts& parts) {
   });
 }
 
+// status.resources or a container status's resources and allocatedResources.
+errc get_status_resources(std::string_view k, od::value& v, std::optional<StatusResources>& st) {
+  if (k == "resources") {
+    if (is_null(v)) return errc::ok;  // not reported: the spec alone counts
+    ResourceList req, lim;
+    TS_TRY(get_requirements(v, req, lim));
+    if (!st) st.emplace();
+    st->actuated = std::move(req.r);
+    return errc::ok;
+  }
+  ResourceList allocated;
+  TS_TRY(get_resources(v, allocated));
+  if (!st) st.emplace();
+  st->allocated = std::move(allocated.r);
+  return errc::ok;
+}
+
+errc get_container_status(od::value& v, PodParts& parts) {
+  std::optional<StatusResources> st;
+  bool has_resources = false;
+  std::string name;
+  TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "name") return get(val, name);
+    if (k != "resources" && k != "allocatedResources") return errc::ok;
+    if (k == "resources") has_resources = !is_null(val);
+    return get_status_resources(k, val, st);
+  }));
+  // Upstream reads allocatedResources only beside status resources.
+  if (has_resources) {
+    st->name = std::move(name);
+    parts.container_status.push_back(std::move(*st));
+  }
+  return errc::ok;
+}
+
+errc get_pod_status(od::value& v, Pod& p, PodParts& parts) {
+  std::optional<StatusResources> pod_st;
+  bool has_resources = false;
+  TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "phase") return get(val, p.phase);
+    if (k == "containerStatuses" || k == "initContainerStatuses") {
+      return elements(val, [&](od::value& item) { return get_container_status(item, parts); });
+    }
+    if (k == "resources" || k == "allocatedResources") {
+      if (k == "resources") has_resources = !is_null(val);
+      return get_status_resources(k, val, pod_st);
+    }
+    if (k != "conditions") return errc::ok;
+    return elements(val, [&](od::value& item) {
+      std::string type, reason;
+      TS_TRY(fields(item, [&](std::string_view ck, od::value& cv) {
+        if (ck == "type") return get(cv, type);
+        if (ck == "reason") return get(cv, reason);
+        return errc::ok;
+      }));
+      if (type == "PodResizePending") parts.resize_infeasible = reason == "Infeasible";
+      return errc::ok;
+    });
+  }));
+  if (has_resources) parts.pod_status = std::move(pod_st);
+  return errc::ok;
+}
+
 }  // namespace
 
 errc get_pod(od::value& v, Pod& p) {
   Meta m;
-  PodSpecParts parts;
+  PodParts parts;
   TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
     if (k == "metadata") return get_meta(val, m, false);
     if (k == "spec") return get_pod_spec(val, p, parts);
-    if (k == "status") {
-      return fields(val,
-                    [&](std::string_view sk, od::value& sv) { return sk == "phase" ? get(sv, p.phase) : errc::ok; });
-    }
+    if (k == "status") return get_pod_status(val, p, parts);
     return errc::ok;
   }));
   TS_TRY(require(m, true, true));

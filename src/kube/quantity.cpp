@@ -223,10 +223,23 @@ result<std::int64_t> parse_scaled(std::string_view s, int scale) {
   return to_scaled(*q, scale);
 }
 
+result<std::int64_t> saturate(std::string_view s, int scale) {
+  auto q = scan(s);
+  if (!q) return q.error();
+  const auto v = to_scaled(*q, scale);
+  // Overflow, the only other failure, is beyond the bound as well.
+  if (v && *v >= -kQuantityMax && *v <= kQuantityMax) return *v;
+  return q->negative ? -kQuantityMax : kQuantityMax;
+}
+
 }  // namespace
 
 result<std::int64_t> parse_quantity_value(std::string_view s) { return parse_scaled(s, 0); }
 
 result<std::int64_t> parse_quantity_milli(std::string_view s) { return parse_scaled(s, 3); }
+
+result<std::int64_t> parse_quantity_value_saturating(std::string_view s) { return saturate(s, 0); }
+
+result<std::int64_t> parse_quantity_milli_saturating(std::string_view s) { return saturate(s, 3); }
 
 }  // namespace toysched::kube

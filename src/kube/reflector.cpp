@@ -70,8 +70,10 @@ asio::awaitable<bool> Reflector<T>::list() {
       TS_LOG(4, "Failed to list", {"resource", resource()}, {"err", r.error().message});
     co_return false;
   }
-  TS_LOG(4, "Listed", {"resource", resource()}, {"items", r->items.size()}, {"resourceVersion", r->resource_version});
-  store_.replace(std::move(r->items), handler_);
+  TS_LOG(4, "Listed", {"resource", resource()}, {"items", r->items.size()}, {"undecodable", r->undecodable.size()},
+         {"resourceVersion", r->resource_version});
+  for (const auto& u : r->undecodable) log_undecodable(u);
+  store_.replace(std::move(r->items), r->undecodable, handler_);
   last_error_.clear();
   rv_ = r->resource_version;
   synced_ = true;
@@ -120,15 +122,38 @@ asio::awaitable<std::optional<WatchEnd>> Reflector<T>::open_watch(WatchFramer& f
 }
 
 template <class T>
+void Reflector<T>::log_undecodable(const Undecodable& u) const {
+  const auto key = ResourceTraits<T>::key(u);
+  if (!store_.is_undecodable(key))
+    TS_ERROR("Skipping an object that cannot be decoded", {"resource", resource()}, {"object", key},
+             {"resourceVersion", u.resource_version}, {"err", u.error});
+  else
+    TS_LOG(4, "Skipping an object that cannot be decoded", {"resource", resource()}, {"object", key},
+           {"resourceVersion", u.resource_version}, {"err", u.error});
+}
+
+template <class T>
 std::optional<WatchEnd> Reflector<T>::apply_events(WatchFramer& framer) {
   std::string line;
   while (framer.next_line(line)) {
     auto ev = decode_event<T>(decoder_, line);
     if (!ev) {
+      // The event itself is broken (not its object: that is skipped below),
+      // so the stream cannot be trusted past it.
       TS_ERROR("Undecodable watch event; re-watching", {"resource", resource()}, {"err", ev.error().message()});
       return WatchEnd::failed;
     }
     ++stats_.events;
+    if (const auto& u = ev->undecodable) {
+      // The event happened: resume after it, without the object.
+      if (!u->resource_version.empty()) rv_ = u->resource_version;
+      log_undecodable(*u);
+      if (ev->type == EventType::deleted)
+        store_.remove(*u, handler_);
+      else
+        store_.skip(*u, handler_);
+      continue;
+    }
     switch (ev->type) {
       case EventType::added:
       case EventType::modified:

@@ -63,6 +63,26 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
     }
   }
 
+  // A pod we cannot read. One with a readable copy goes on as that copy
+  // (the store keeps it). One never read, pending and ours, would otherwise
+  // wait in silence: say why, as kube-scheduler says why a pod does not fit.
+  void on_undecodable(const kube::Undecodable& u, const kube::Pod* last, bool deleted) override {
+    if (deleted) {
+      s.events_.forget(u.uid);
+      return;
+    }
+    if (last || !u.node_name.empty() || u.deleting || u.scheduling_gated || u.uid.empty() ||
+        u.scheduler_name != s.opts_.scheduler_name) {
+      return;
+    }
+    kube::Pod p;
+    p.ns = u.ns;
+    p.name = u.name;
+    p.uid = u.uid;
+    s.events_.failed_scheduling(
+        p, "the scheduler cannot decode this pod (" + u.error + "); it is skipped until the pod changes", true);
+  }
+
   void on_delete(const kube::Pod& last) override {
     bool counted = !last.node_name.empty() || s.cache_.contains(last.uid);
     s.queue_.remove(last.uid);

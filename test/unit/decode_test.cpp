@@ -4,6 +4,8 @@
 // component-helpers resource/helpers.go PodRequests (k8s-api note §8).
 #include "toysched/kube/decode.hpp"
 
+#include "toysched/kube/quantity.hpp"
+
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -188,14 +190,124 @@ TEST_CASE("decode: effective pod requests") {
     auto bad = decode_pod(pod_json(spec_of(ctr("a", R"("requests":{"cpu":"12x"})"))));
     REQUIRE(bad.has_error());
     CHECK(bad.error() == errc::quantity_invalid);
-    auto big = decode_pod(pod_json(spec_of(ctr("a", R"("requests":{"memory":"8Ei"})"))));
-    REQUIRE(big.has_error());
-    CHECK(big.error() == errc::quantity_overflow);
   }
-  SUBCASE("sums saturate instead of wrapping") {
-    const auto r = requests_of(
-        spec_of(ctr("a", R"("requests":{"memory":"7Ei"})") + "," + ctr("b", R"("requests":{"memory":"7Ei"})")));
-    CHECK(r.memory == INT64_MAX);
+  // Issue 13 item 2: these are valid to the API server, so they must decode
+  // (as more than any node has), or the pod wedges every list and watch.
+  SUBCASE("quantities beyond int64 saturate: memory 100E, cpu 1e16, 8Ei") {
+    CHECK(requests_of(spec_of(ctr("a", R"("requests":{"memory":"100E"})"))).memory == kQuantityMax);
+    CHECK(requests_of(spec_of(ctr("a", R"("requests":{"cpu":"1e16"})"))).milli_cpu == kQuantityMax);
+    CHECK(requests_of(spec_of(ctr("a", R"("requests":{"memory":"8Ei"})"))).memory == kQuantityMax);
+    CHECK(requests_of(spec_of(ctr("a", R"("limits":{"memory":"1e20"})"))).memory == kQuantityMax);
+    CHECK(requests_of(spec_of(ctr("a", R"("requests":{"example.com/x":"1e30"})"))).extended_value("example.com/x") ==
+          kQuantityMax);
+    const auto n =
+        decode_node(R"({"metadata":{"name":"n","uid":"u"},"status":{"allocatable":{"memory":"100E","cpu":"1e16"}}})");
+    REQUIRE(n.has_value());
+    CHECK(n->allocatable.memory == kQuantityMax);
+    CHECK(n->allocatable.milli_cpu == kQuantityMax);
+  }
+  SUBCASE("sums saturate at the same bound instead of wrapping") {
+    const auto r = requests_of(spec_of(
+        ctr("a", R"("requests":{"memory":"7Ei"})") + "," + ctr("b", R"("requests":{"memory":"7Ei"})"),
+        ctr("s", R"("requests":{"memory":"100E"})", R"("restartPolicy":"Always")"), R"("overhead":{"memory":"1e19"})"));
+    CHECK(r.memory == kQuantityMax);
+  }
+}
+
+// Issue 13 item 8, in-place pod resize (GA in 1.35): kube-scheduler 1.36
+// counts each container as max(spec, status resources, allocated)
+// (component-helpers resource/helpers.go PodRequests with
+// UseStatusResources, as framework/types.go calls it).
+TEST_CASE("decode: in-place resize, the requests a running pod counts") {
+  // A running pod with the given containers' spec and status.
+  auto requests = [](const std::string& spec, const std::string& status) {
+    const std::string json = R"({"metadata":{"name":"r","namespace":"d","uid":"u","resourceVersion":"1"},"spec":)" +
+                             spec + R"(,"status":)" + status + "}";
+    auto p = decode_pod(json);
+    REQUIRE(p.has_value());
+    return p->requests;
+  };
+  auto running = [](const std::string& statuses, const std::string& more = "") {
+    return R"({"phase":"Running","containerStatuses":[)" + statuses + "]" + (more.empty() ? "" : "," + more) + "}";
+  };
+  auto cstatus = [](const std::string& name, const std::string& resources, const std::string& allocated = "") {
+    return R"({"name":")" + name + R"(","ready":true,"restartCount":0,"image":"pause","imageID":"pause",)" +
+           R"("state":{"running":{"startedAt":"2026-01-01T10:00:00Z"}})" +
+           (resources.empty() ? "" : R"(,"resources":)" + resources) +
+           (allocated.empty() ? "" : R"(,"allocatedResources":)" + allocated) + "}";
+  };
+  const std::string one_cpu = spec_of(ctr("a", R"("requests":{"cpu":"1","memory":"1Gi"})"));
+
+  SUBCASE("resized up and actuated beyond the spec: the actuated request counts") {
+    const auto r = requests(one_cpu, running(cstatus("a", R"({"requests":{"cpu":"3"}})")));
+    CHECK(r.milli_cpu == 3000);
+    CHECK(r.memory == 1 << 30);  // per resource: the spec's memory still counts
+  }
+  SUBCASE("resized down, not yet carried out: the larger actuated request counts") {
+    const auto r = requests(spec_of(ctr("a", R"("requests":{"cpu":"500m"})")),
+                            running(cstatus("a", R"({"requests":{"cpu":"2"},"limits":{"cpu":"2"}})")));
+    CHECK(r.milli_cpu == 2000);
+  }
+  SUBCASE("resized down and carried out: the spec again") {
+    const auto r = requests(spec_of(ctr("a", R"("requests":{"cpu":"500m"})")),
+                            running(cstatus("a", R"({"requests":{"cpu":"500m"}})", R"({"cpu":"500m"})")));
+    CHECK(r.milli_cpu == 500);
+  }
+  SUBCASE("allocated beyond both counts") {
+    const auto r = requests(one_cpu, running(cstatus("a", R"({"requests":{"cpu":"1"}})", R"({"cpu":"4"})")));
+    CHECK(r.milli_cpu == 4000);
+  }
+  SUBCASE("allocatedResources alone, without status resources, is not read (as upstream)") {
+    const auto r = requests(one_cpu, running(cstatus("a", "", R"({"cpu":"4"})")));
+    CHECK(r.milli_cpu == 1000);
+  }
+  SUBCASE("an infeasible resize: the spec is not counted") {
+    const auto r =
+        requests(spec_of(ctr("a", R"("requests":{"cpu":"64"})")),
+                 running(cstatus("a", R"({"requests":{"cpu":"1"}})", R"({"cpu":"1"})"),
+                         R"("conditions":[{"type":"PodResizePending","status":"True","reason":"Infeasible"}])"));
+    CHECK(r.milli_cpu == 1000);
+  }
+  SUBCASE("a deferred resize: the spec counts") {
+    const auto r =
+        requests(spec_of(ctr("a", R"("requests":{"cpu":"3"})")),
+                 running(cstatus("a", R"({"requests":{"cpu":"1"}})"),
+                         R"("conditions":[{"type":"PodResizePending","status":"True","reason":"Deferred"}])"));
+    CHECK(r.milli_cpu == 3000);
+  }
+  SUBCASE("statuses match containers by name, in any order") {
+    const auto r =
+        requests(spec_of(ctr("a", R"("requests":{"cpu":"1"})") + "," + ctr("b", R"("requests":{"cpu":"1"})")),
+                 running(cstatus("b", R"({"requests":{"cpu":"2"}})") + "," + cstatus("a", R"({"requests":{}})")));
+    CHECK(r.milli_cpu == 3000);
+  }
+  SUBCASE("a sidecar's status counts; a finished init container's does not") {
+    const std::string spec = spec_of(ctr("app", R"("requests":{"cpu":"1"})"),
+                                     ctr("init", R"("requests":{"cpu":"500m"})") + "," +
+                                         ctr("side", R"("requests":{"cpu":"100m"})", R"("restartPolicy":"Always")"));
+    const auto r =
+        requests(spec, running(cstatus("app", R"({"requests":{"cpu":"1"}})"),
+                               R"("initContainerStatuses":[)" + cstatus("init", R"({"requests":{"cpu":"8"}})") + "," +
+                                   cstatus("side", R"({"requests":{"cpu":"300m"}})") + "]"));
+    CHECK(r.milli_cpu == 1300);
+  }
+  SUBCASE("pod-level resources: status.resources and allocatedResources of the pod") {
+    const std::string spec =
+        spec_of(ctr("a", R"("requests":{"cpu":"100m"})"), "", R"("resources":{"requests":{"cpu":"1","memory":"1Gi"}})");
+    const auto r = requests(spec, R"({"phase":"Running","resources":{"requests":{"cpu":"2"}},)"
+                                  R"("allocatedResources":{"cpu":"1","memory":"2Gi"}})");
+    CHECK(r.milli_cpu == 2000);
+    CHECK(r.memory == std::int64_t{2} << 30);
+  }
+  SUBCASE("status before spec reads the same") {
+    const std::string json = R"({"status":)" + running(cstatus("a", R"({"requests":{"cpu":"3"}})")) +
+                             R"(,"metadata":{"name":"r","namespace":"d","uid":"u"},"spec":)" + one_cpu + "}";
+    const auto p = decode_pod(json);
+    REQUIRE(p.has_value());
+    CHECK(p->requests.milli_cpu == 3000);
+  }
+  SUBCASE("a pending pod: no statuses, the spec") {
+    CHECK(requests(one_cpu, R"({"phase":"Pending"})").milli_cpu == 1000);
   }
 }
 
@@ -304,10 +416,110 @@ TEST_CASE("decode: lists with resourceVersion and continue") {
   CHECK(nodes->resource_version == "9");
   CHECK(nodes->continue_token.empty());
 
-  // One bad item fails the page: a partial cache would be silently wrong.
-  const auto bad = decode_node_list(R"({"metadata":{},"items":[{"metadata":{"name":"x"}}]})");
-  REQUIRE(bad.has_error());
-  CHECK(bad.error() == errc::json_missing_field);
+  // One bad item does not fail the page (issue 13 item 2): it is left out
+  // and named; the reflector keeps what it knew of it.
+  const auto bad = decode_node_list(R"({"metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"x"}}]})");
+  REQUIRE(bad.has_value());
+  CHECK(bad->items.empty());
+  REQUIRE(bad->undecodable.size() == 1);
+  CHECK(bad->undecodable[0].name == "x");
+  CHECK(bad->undecodable[0].error == "required field missing");
+  CHECK(bad->resource_version == "3");
+}
+
+namespace {
+// A pod of ours, pending, that the full decoder refuses for `why`.
+std::string bad_pod(const std::string& name, const std::string& spec_extra) {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":"ns","uid":"uid-)" + name +
+         R"(","resourceVersion":"7","labels":{"a":"b"}},"spec":{"schedulerName":"toy-scheduler",)" + spec_extra +
+         R"(},"status":{"phase":"Pending"}})";
+}
+}  // namespace
+
+// Issue 13 item 2: one pod must never wedge an informer. Before, any of
+// these failed the whole list (and so every relist, forever).
+TEST_CASE("decode: a list skips the items it cannot read and names them") {
+  const std::string bad_quantity =
+      bad_pod("bad-q", R"("containers":[{"name":"a","resources":{"requests":{"cpu":"1","memory":"12x"}}}])");
+  const std::string bad_type = bad_pod("bad-t", R"("priority":"high","nodeName":"n1")");
+  const std::string no_uid = R"({"metadata":{"name":"no-uid","namespace":"ns"},"spec":{"schedulerName":5}})";
+  const std::string list = R"({"kind":"PodList","metadata":{"resourceVersion":"99"},"items":[)" +
+                           pod_json(spec_of(ctr("a", R"("requests":{"cpu":"1"})")), "p1") + "," + bad_quantity + "," +
+                           pod_json(spec_of(ctr("a", R"("requests":{"cpu":"2"})")), "p2") + "," + bad_type + "," +
+                           no_uid + "," + pod_json(spec_of(ctr("a", R"("requests":{"cpu":"3"})")), "p3") + "]}";
+  const auto l = decode_pod_list(list);
+  REQUIRE(l.has_value());
+  CHECK(l->resource_version == "99");
+  // The items after a bad one are read in full: the walk recovered.
+  REQUIRE(l->items.size() == 3);
+  CHECK(l->items[0].name == "p1");
+  CHECK(l->items[1].name == "p2");
+  CHECK(l->items[1].requests.milli_cpu == 2000);
+  CHECK(l->items[2].name == "p3");
+  CHECK(l->items[2].requests.milli_cpu == 3000);
+  REQUIRE(l->undecodable.size() == 3);
+  const Undecodable& q = l->undecodable[0];
+  CHECK(q.name == "bad-q");
+  CHECK(q.ns == "ns");
+  CHECK(q.uid == "uid-bad-q");
+  CHECK(q.resource_version == "7");
+  CHECK(q.scheduler_name == "toy-scheduler");
+  CHECK(q.node_name.empty());
+  CHECK_FALSE(q.deleting);
+  CHECK(q.error == "invalid quantity");
+  CHECK(l->undecodable[1].name == "bad-t");
+  CHECK(l->undecodable[1].node_name == "n1");
+  CHECK(l->undecodable[1].error == "malformed JSON");
+  CHECK(l->undecodable[2].name == "no-uid");
+  CHECK(l->undecodable[2].uid.empty());
+  CHECK(l->undecodable[2].scheduler_name.empty());  // mistyped: ignored by the tolerant read too
+
+  // A broken JSON text still fails whole, wherever it is cut.
+  Decoder d;
+  for (std::size_t n = 0; n < list.size(); ++n) {
+    CAPTURE(n);
+    REQUIRE(d.pod_list(std::string_view(list).substr(0, n)).has_error());
+  }
+}
+
+TEST_CASE("decode: a watch event whose object cannot be read is skipped, not failed") {
+  const std::string bad =
+      bad_pod("bad", R"("containers":[{"name":"a","resources":{"limits":{"cpu":"x1"}}}],"nodeName":"")");
+  for (const char* type : {"ADDED", "MODIFIED", "DELETED"}) {
+    CAPTURE(type);
+    const auto e = decode_pod_event(std::string(R"({"type":")") + type + R"(","object":)" + bad + "}\n");
+    REQUIRE(e.has_value());
+    CHECK(to_string(e->type) == type);
+    REQUIRE(e->undecodable.has_value());
+    CHECK(e->undecodable->name == "bad");
+    CHECK(e->undecodable->uid == "uid-bad");
+    CHECK(e->undecodable->resource_version == "7");
+    CHECK(e->undecodable->error == "invalid quantity");
+    CHECK(e->object.name.empty());
+  }
+  SUBCASE("object before type") {
+    const auto e = decode_pod_event(R"({"object":)" + bad + R"(,"type":"MODIFIED"})");
+    REQUIRE(e.has_value());
+    REQUIRE(e->undecodable.has_value());
+    CHECK(e->undecodable->name == "bad");
+  }
+  SUBCASE("a good event has none") {
+    const auto e = decode_pod_event(R"({"type":"ADDED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}");
+    REQUIRE(e.has_value());
+    CHECK_FALSE(e->undecodable.has_value());
+  }
+  SUBCASE("a bookmark or an ERROR that cannot be read still fails the event") {
+    CHECK(decode_pod_event(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":5}}})").has_error());
+    CHECK(decode_pod_event(R"({"type":"ERROR","object":{"kind":"Status","code":"x"}})").has_error());
+  }
+  SUBCASE("cut anywhere, it fails whole") {
+    const std::string full = R"({"type":"ADDED","object":)" + bad + "}";
+    Decoder d;
+    for (std::size_t n = 0; n < full.size(); ++n) {
+      CAPTURE(n);
+      REQUIRE(d.pod_event(std::string_view(full).substr(0, n)).has_error());
+    }
+  }
 }
 
 TEST_CASE("decode: watch events") {
@@ -377,8 +589,11 @@ TEST_CASE("decode: watch events") {
     CHECK(decode_pod_event(R"({"type":"EXPLODED","object":{}})").error() == errc::json_malformed);
     CHECK(decode_pod_event(R"({"type":"ADDED"})").error() == errc::json_missing_field);
     CHECK(decode_pod_event(full + full).error() == errc::json_malformed);
-    CHECK(decode_pod_event(R"({"type":"ADDED","object":{"metadata":{"name":"p","namespace":"d"}}})").error() ==
-          errc::json_missing_field);
+    // A pod without a uid: the event is read, the pod is not.
+    const auto no_uid = decode_pod_event(R"({"type":"ADDED","object":{"metadata":{"name":"p","namespace":"d"}}})");
+    REQUIRE(no_uid.has_value());
+    REQUIRE(no_uid->undecodable.has_value());
+    CHECK(no_uid->undecodable->error == "required field missing");
   }
 }
 
@@ -396,9 +611,9 @@ TEST_CASE("decode: every truncation and random byte flips fail cleanly") {
     REQUIRE(d.pod_event(std::string_view(full).substr(0, n)).has_error());
   }
   // Flipped bytes may still be valid JSON; what matters is no crash and a
-  // value or one of our error codes.
+  // value (perhaps with an undecodable object) or one of our error codes.
   std::mt19937 rng(42);
-  int errors = 0;
+  int errors = 0, undecodable = 0;
   for (int i = 0; i < 20000; ++i) {
     std::string s = full;
     for (int k = 0; k < 3; ++k) s[rng() % s.size()] = static_cast<char>(rng() % 256);
@@ -406,9 +621,12 @@ TEST_CASE("decode: every truncation and random byte flips fail cleanly") {
     if (e.has_error()) {
       ++errors;
       REQUIRE(e.error().category() == error_category());
+    } else if (e->undecodable) {
+      ++undecodable;
     }
   }
   CHECK(errors > 1000);
+  CHECK(undecodable > 100);
 }
 
 TEST_CASE("decode: malformed, mistyped and oversized input") {
@@ -426,9 +644,9 @@ TEST_CASE("decode: malformed, mistyped and oversized input") {
   CHECK(decode_node(R"({"metadata":{"name":"n"}})").error() == errc::json_missing_field);
   CHECK(decode_lease(R"({"metadata":{"namespace":"x"}})").error() == errc::json_missing_field);
 
-  // A hostile 10 MB object: refused before parsing.
+  // A hostile 20 MB object: refused before parsing.
   std::string huge = R"({"metadata":{"name":"a","namespace":"b","uid":"c","annotations":{"x":")";
-  huge += std::string(10 << 20, 'a');
+  huge += std::string(20 << 20, 'a');
   huge += R"("}}})";
   CHECK(decode_pod(huge).error() == errc::object_too_large);
   CHECK(decode_pod_event(R"({"type":"ADDED","object":)" + huge + "}").error() == errc::object_too_large);
@@ -437,6 +655,25 @@ TEST_CASE("decode: malformed, mistyped and oversized input") {
   big += std::string(kMaxObjectBytes - 200, 'a');
   big += R"("}}})";
   CHECK(decode_pod(big).has_value());
+}
+
+// Issue 13 item 2: a valid pod of 1.3 MB of '<' (under etcd's 1.5 MiB)
+// reaches us as a 7.8 MB event, each '<' escaped as \u003c by the API
+// server. Refused at 4 MiB, it wedged the pod watch: every re-watch
+// replayed it.
+TEST_CASE("decode: a valid object escaped to six times its stored size") {
+  std::string pod = R"({"type":"ADDED","object":{"metadata":{"name":"big","namespace":"d","uid":"u",)"
+                    R"("resourceVersion":"5"},"spec":{"schedulerName":"toy-scheduler","containers":[{"name":"c",)"
+                    R"("env":[{"name":"X","value":")";
+  for (int i = 0; i < 1'300'000; ++i) pod += "\\u003c";
+  pod += R"("}]}]}}})";
+  REQUIRE(pod.size() > std::size_t{7'800'000});
+  Decoder d;
+  const auto e = d.pod_event(pod);
+  REQUIRE(e.has_value());
+  CHECK(e->object.name == "big");
+  // The decoder gives the memory back for the small events that follow.
+  CHECK(d.pod_event(R"({"type":"ADDED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}").has_value());
 }
 
 TEST_CASE("decode: Status bodies") {

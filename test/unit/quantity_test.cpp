@@ -24,6 +24,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -31,8 +32,11 @@
 #include <string_view>
 
 using toysched::kube::errc;
+using toysched::kube::kQuantityMax;
 using toysched::kube::parse_quantity_milli;
+using toysched::kube::parse_quantity_milli_saturating;
 using toysched::kube::parse_quantity_value;
+using toysched::kube::parse_quantity_value_saturating;
 
 namespace {
 
@@ -248,4 +252,67 @@ TEST_CASE("quantity: random garbage never crashes and keeps value and milli cons
     }
   }
   CHECK(valid > 1000);  // the test would be hollow if nothing parsed
+}
+
+// Issue 13 item 2: "memory: 100E" and "cpu: 1e16" are valid to the API
+// server; the scheduler must read them (as "more than any node has"), not
+// fail the watch event that carries them.
+TEST_CASE("quantity: the saturating forms clamp to kQuantityMax and never overflow") {
+  struct Sat {
+    std::string_view input;
+    unit u;
+    std::int64_t expected;
+  };
+  const Sat cases[] = {
+      {"100E", V, kQuantityMax},                  // 1e20: beyond int64
+      {"1e20", V, kQuantityMax},                  //
+      {"1e16", M, kQuantityMax},                  // 1e19 millicores: beyond int64
+      {"1e16", V, kQuantityMax},                  // within int64, beyond the bound
+      {"9Ei", V, kQuantityMax},                   //
+      {"1e999999999", V, kQuantityMax},           //
+      {"-100E", V, -kQuantityMax},                // the sign is kept
+      {"-1e16", M, -kQuantityMax},                //
+      {"1Pi", V, kQuantityMax},                   // exactly 2^50: not clamped, equal
+      {"1Pi", M, kQuantityMax},                   // 2^50 × 1000 millis: clamped
+      {"1125899906842623", V, kQuantityMax - 1},  // just below: exact
+      {"32Gi", V, std::int64_t{32} << 30},        // ordinary values are untouched
+      {"4", M, 4000},                             //
+      {"0.1m", M, 1},                             //
+      {"0", V, 0},                                //
+  };
+  for (const Sat& c : cases) {
+    CAPTURE(c.input);
+    CAPTURE(static_cast<int>(c.u));
+    const auto r = c.u == V ? parse_quantity_value_saturating(c.input) : parse_quantity_milli_saturating(c.input);
+    REQUIRE(r.has_value());
+    CHECK(*r == c.expected);
+  }
+  // A sum of 8191 saturated values still fits in int64.
+  CHECK(kQuantityMax <= std::numeric_limits<std::int64_t>::max() / 8191);
+  // Invalid stays invalid.
+  for (std::string_view s : kInvalid) {
+    CAPTURE(std::string(s));
+    CHECK(parse_quantity_value_saturating(s).error() == errc::quantity_invalid);
+    CHECK(parse_quantity_milli_saturating(s).error() == errc::quantity_invalid);
+  }
+  // Whatever parses, the saturating form is the exact value clamped.
+  std::mt19937_64 rng(7);
+  static constexpr std::string_view alphabet = "0123456789.eEKMGTPi-";
+  for (int i = 0; i < 50000; ++i) {
+    std::string s;
+    for (std::uint64_t j = 0, len = rng() % 20; j < len; ++j) s.push_back(alphabet[rng() % alphabet.size()]);
+    CAPTURE(s);
+    const auto exact = parse_quantity_value(s);
+    const auto sat = parse_quantity_value_saturating(s);
+    if (exact) {
+      REQUIRE(sat.has_value());
+      REQUIRE(*sat == std::clamp(*exact, -kQuantityMax, kQuantityMax));
+    } else if (exact.error() == errc::quantity_invalid) {
+      REQUIRE(sat.has_error());
+      REQUIRE(sat.error() == errc::quantity_invalid);
+    } else {  // overflow: the bound, signed
+      REQUIRE(sat.has_value());
+      REQUIRE((*sat == kQuantityMax || *sat == -kQuantityMax));
+    }
+  }
 }

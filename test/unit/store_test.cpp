@@ -2,6 +2,10 @@
 
 #include "toysched/kube/reflector.hpp"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 using namespace toysched::kube;
 
 namespace {
@@ -19,7 +23,18 @@ struct Recorder : Handler<Node> {
     log.push_back("update " + n.name + " " + o.resource_version + "->" + n.resource_version);
   }
   void on_delete(const Node& n) override { log.push_back("delete " + n.name); }
+  void on_undecodable(const Undecodable& u, const Node* last, bool deleted) override {
+    log.push_back(std::string(deleted ? "undecodable-deleted " : "undecodable ") + u.name + "@" + u.resource_version +
+                  (last ? " keeps " + last->resource_version : " never read"));
+  }
 };
+Undecodable bad(std::string name, std::string rv) {
+  Undecodable u;
+  u.name = std::move(name);
+  u.resource_version = std::move(rv);
+  u.error = "invalid quantity";
+  return u;
+}
 }  // namespace
 
 TEST_CASE("a relist delivers what changed while disconnected, deletes included") {
@@ -103,4 +118,52 @@ TEST_CASE("backoff: 0.8 s doubling to 30 s, jittered up to 100 %, reset") {
   }
   b.reset();
   CHECK(b.next().count() <= 1600);
+}
+
+// Issue 13 item 2: an object that cannot be decoded is skipped, never a
+// failed list or watch, and never read as a deletion.
+TEST_CASE("undecodable objects: skipped, told once per resourceVersion, last copy kept") {
+  Store<Node> s;
+  Recorder r;
+  s.replace({node("a", "1"), node("b", "2")}, {bad("x", "3")}, r);
+  CHECK(r.log == std::vector<std::string>{"add a", "add b", "undecodable x@3 never read"});
+  CHECK(s.size() == 2);
+  CHECK(s.is_undecodable("x"));
+  r.log.clear();
+
+  // The same list again: nothing new to tell.
+  s.replace({node("a", "1"), node("b", "2")}, {bad("x", "3")}, r);
+  CHECK(r.log.empty());
+
+  // b turns undecodable: its last copy stays (a bound pod stays counted),
+  // on the watch and across a relist, where it is not a deletion.
+  s.skip(bad("b", "4"), r);
+  s.skip(bad("b", "4"), r);
+  CHECK(r.log == std::vector<std::string>{"undecodable b@4 keeps 2"});
+  r.log.clear();
+  s.replace({node("a", "1")}, {bad("x", "3"), bad("b", "4")}, r);
+  CHECK(r.log.empty());
+  REQUIRE(s.objects().count("b") == 1);
+  CHECK(s.objects().at("b").resource_version == "2");
+
+  // b reads again: an update from the copy it kept.
+  s.add_or_update(node("b", "5"), r);
+  CHECK(r.log == std::vector<std::string>{"update b 2->5"});
+  CHECK_FALSE(s.is_undecodable("b"));
+  r.log.clear();
+
+  // Deletions by key: with a copy, an ordinary delete; without, told so.
+  s.skip(bad("b", "6"), r);
+  s.remove(bad("b", "7"), r);
+  s.remove(bad("x", "8"), r);
+  CHECK(r.log == std::vector<std::string>{"undecodable b@6 keeps 5", "delete b", "undecodable-deleted x@8 never read"});
+  CHECK(s.size() == 1);
+  CHECK_FALSE(s.is_undecodable("x"));
+  r.log.clear();
+
+  // A relist no longer listing an undecodable object forgets it.
+  s.skip(bad("y", "9"), r);
+  s.replace({node("a", "1")}, {}, r);
+  CHECK(r.log == std::vector<std::string>{"undecodable y@9 never read"});
+  CHECK_FALSE(s.is_undecodable("y"));
 }

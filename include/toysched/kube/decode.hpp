@@ -11,11 +11,15 @@
 //    truncated event, the wrong type for a known field → json_malformed);
 //  - a missing metadata.name (or uid, for pods and nodes) →
 //    json_missing_field;
-//  - a quantity that does not parse → quantity_invalid / quantity_overflow;
+//  - a quantity that does not parse → quantity_invalid; one beyond
+//    kQuantityMax (quantity.hpp) reads as kQuantityMax, never an error;
 //  - one object or watch event beyond kMaxObjectBytes → object_too_large
-//    (etcd holds at most 1.5 MiB per object; 4 MiB leaves room for JSON's
-//    extra escaping and bounds what a hostile peer can make us allocate);
-//    a list page beyond kMaxListBytes → object_too_large.
+//    (see there); a list page beyond kMaxListBytes → object_too_large;
+//  - in a list or a watch event, an object that fails any of these rules
+//    is not the list's or the event's failure: it is left out, and what a
+//    tolerant second read finds of it (name, uid, ...) is returned as an
+//    Undecodable beside the rest. A list or an event whose own JSON is
+//    broken (truncated, not JSON) still fails whole.
 #pragma once
 
 #include "toysched/kube/errors.hpp"
@@ -27,7 +31,13 @@
 
 namespace toysched::kube {
 
-inline constexpr std::size_t kMaxObjectBytes = std::size_t{4} << 20;
+// etcd holds at most 1.5 MiB per object (its default --max-request-bytes),
+// but the API server's JSON escapes '<', '>', '&' and control characters
+// as six bytes each (encoding/json), so a valid pod of 1.3 MB of such text
+// arrives as a 7.8 MB watch event: refusing it wedged the watch for good.
+// 16 MiB holds the worst escaped 1.5 MiB object with room to spare, and
+// still bounds what a hostile peer can make us allocate.
+inline constexpr std::size_t kMaxObjectBytes = std::size_t{16} << 20;
 // A page of 500 nodes with long status.images lists runs to tens of MiB.
 inline constexpr std::size_t kMaxListBytes = std::size_t{256} << 20;
 // Bytes simdjson may read past the end of the JSON (SIMDJSON_PADDING).

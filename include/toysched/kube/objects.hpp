@@ -162,7 +162,7 @@ struct Pod {
   std::vector<PreferredSchedulingTerm> preferred_affinity;
   std::vector<Toleration> tolerations;
   std::vector<HostPort> host_ports;  // only ports with hostPort > 0
-  Resources requests;                // effective pod request; `pods` stays 0
+  Resources requests;                // effective pod request, resizes included (decode_pod.cpp); `pods` stays 0
   UnsupportedConstraints unsupported;
   std::optional<TimePoint> creation_timestamp;
 };
@@ -200,11 +200,29 @@ struct Status {
   std::optional<std::int32_t> retry_after_seconds;
 };
 
+// An object in a list or a watch event that the decoder could not read
+// (decode.hpp): what a second, tolerant read still found of it. Enough to
+// key it, log it and, for a pending pod, tell its owner why it is not
+// scheduled, while the list or the watch goes on without it: one object
+// must never wedge an informer.
+struct Undecodable {
+  std::string ns;
+  std::string name;  // empty when even that could not be read
+  std::string uid;
+  std::string resource_version;
+  std::string scheduler_name;  // pods
+  std::string node_name;       // pods: set when bound
+  bool deleting = false;
+  bool scheduling_gated = false;  // pods
+  std::string error;              // why the full read failed, for people
+};
+
 template <class T>
 struct List {
   std::vector<T> items;
-  std::string resource_version;  // watch from here after the last page
-  std::string continue_token;    // empty on the last page
+  std::vector<Undecodable> undecodable;  // items skipped, in list order
+  std::string resource_version;          // watch from here after the last page
+  std::string continue_token;            // empty on the last page
 };
 using PodList = List<Pod>;
 using NodeList = List<Node>;
@@ -228,13 +246,15 @@ constexpr std::string_view to_string(EventType t) noexcept {
   return "UNKNOWN";
 }
 
-// One watch event. ADDED/MODIFIED/DELETED carry the whole object. BOOKMARK
+// One watch event. ADDED/MODIFIED/DELETED carry the whole object, or, when
+// it could not be read, `undecodable` (and an empty `object`). BOOKMARK
 // carries only object.resource_version (+ initial_events_end). ERROR carries
 // only `status` (410 Expired means: relist).
 template <class T>
 struct WatchEvent {
   EventType type = EventType::added;
   T object;
+  std::optional<Undecodable> undecodable;
   bool initial_events_end = false;  // annotation k8s.io/initial-events-end: "true"
   Status status;
 };

@@ -25,8 +25,9 @@
 // number:
 //  - a magnitude beyond int64 in the unit asked is errc::quantity_overflow.
 //    apimachinery silently caps binary values at 2^63-1 ("9Ei") and lets
-//    decimal ones wrap in Value(); the API server only stores what it can
-//    print, so real objects never hit this.
+//    decimal ones wrap in Value(). The API server does store such values
+//    ("memory: 100E", "cpu: 1e16" are valid), so what the scheduler reads
+//    goes through the saturating forms below.
 //  - a quantity with no digits at all ("Gi", ".", "+", "e5") is
 //    errc::quantity_invalid; apimachinery's scanner reads those as 0, but the
 //    server re-serializes every quantity in canonical form ("0"), so they
@@ -49,5 +50,19 @@ result<std::int64_t> parse_quantity_value(std::string_view s);
 // MilliValue(): ceil(v × 1000), away from zero for negatives. CPU in
 // millicores.
 result<std::int64_t> parse_quantity_milli(std::string_view s);
+
+// What the scheduler counts with. A request or an allocatable beyond it
+// reads as this much: far above any real node (1 PiB of memory or storage,
+// over a billion cores in millicores), so a pod asking for it fits nowhere
+// ("Insufficient memory"), yet 8191 such values still sum within int64, so
+// the sums of a pod's containers and of a node's pods cannot overflow.
+// 2^50 is also exact as a double, which scoring divides in.
+inline constexpr std::int64_t kQuantityMax = std::int64_t{1} << 50;
+
+// parse_quantity_value / _milli, then a magnitude beyond kQuantityMax
+// (overflow included) clamped to ±kQuantityMax: a valid object never fails
+// to decode for its size. Only quantity_invalid is an error.
+result<std::int64_t> parse_quantity_value_saturating(std::string_view s);
+result<std::int64_t> parse_quantity_milli_saturating(std::string_view s);
 
 }  // namespace toysched::kube

@@ -48,6 +48,8 @@ struct ResourceTraits {
   }
   static const std::string& rv(const T& o) { return o.resource_version; }
   static const std::string& uid(const T& o) { return o.uid; }
+  // The same key for an object the decoder could not read ("" if nameless).
+  static std::string key(const Undecodable& u) { return u.ns.empty() || u.name.empty() ? u.name : u.ns + "/" + u.name; }
 };
 
 template <class T>
@@ -56,6 +58,11 @@ struct Handler {
   virtual void on_add(const T& obj) = 0;
   virtual void on_update(const T& old, const T& now) = 0;
   virtual void on_delete(const T& last) = 0;
+  // An object the decoder could not read, new or at a new resourceVersion.
+  // The store goes on with the last copy it could read, `last` (nullptr:
+  // none), as if the change had not happened. `deleted`: a DELETED event
+  // for an object never read (one with a copy arrives as on_delete(copy)).
+  virtual void on_undecodable(const Undecodable& u, const T* last, bool deleted) { (void)u, (void)last, (void)deleted; }
 };
 
 // The local copy, keyed like the API (ns/name), with the deltas each change
@@ -68,6 +75,11 @@ struct Handler {
 // delete of the old and an add of the new, never an update from one to the
 // other: an update would keep the old one's resources counted and never
 // queue the new one.
+//
+// An object that cannot be decoded is skipped, never a failed list or watch
+// (one pod must not wedge an informer): its last readable copy stays, so a
+// bound pod's resources stay counted and a relist does not read it as
+// deleted; the handler hears of it once per resourceVersion.
 template <class T>
 class Store {
  public:
@@ -75,9 +87,10 @@ class Store {
 
   // A fresh list: every object new or changed is an add/update, every object
   // held but not listed is a delete (deleted while we were not watching).
-  void replace(std::vector<T> items, Handler<T>& h) {
+  // `skipped` are listed objects that could not be read: see skip().
+  void replace(std::vector<T> items, const std::vector<Undecodable>& skipped, Handler<T>& h) {
     std::unordered_map<std::string, T> next;
-    next.reserve(items.size());
+    next.reserve(items.size() + skipped.size());
     for (auto& item : items) {
       auto key = Traits::key(item);
       auto it = objects_.find(key);
@@ -87,13 +100,53 @@ class Store {
         changed(it->second, item, h);
       next.emplace(std::move(key), std::move(item));
     }
+    std::unordered_map<std::string, std::string> still_undecodable;
+    for (const auto& u : skipped) {
+      auto key = Traits::key(u);
+      auto it = objects_.find(key);
+      const T* last = it == objects_.end() ? nullptr : &it->second;
+      if (!key.empty() && is_news(key, u)) h.on_undecodable(u, last, false);
+      if (last && !next.count(key)) next.emplace(key, *last);
+      still_undecodable[std::move(key)] = u.resource_version;
+    }
     for (auto& [key, old] : objects_)
       if (!next.count(key)) h.on_delete(old);
     objects_ = std::move(next);
+    undecodable_ = std::move(still_undecodable);
   }
+  void replace(std::vector<T> items, Handler<T>& h) { replace(std::move(items), {}, h); }
+
+  // An ADDED or MODIFIED object that could not be read: the store keeps
+  // what it had (see the class comment).
+  void skip(const Undecodable& u, Handler<T>& h) {
+    auto key = Traits::key(u);
+    if (!is_news(key, u)) return;
+    undecodable_[key] = u.resource_version;
+    if (key.empty()) return;  // nothing to key it by: nothing to tell
+    auto it = objects_.find(key);
+    h.on_undecodable(u, it == objects_.end() ? nullptr : &it->second, false);
+  }
+
+  // A DELETED object that could not be read: removed by its key.
+  void remove(const Undecodable& u, Handler<T>& h) {
+    auto key = Traits::key(u);
+    undecodable_.erase(key);
+    if (key.empty()) return;
+    auto it = objects_.find(key);
+    if (it == objects_.end()) {
+      h.on_undecodable(u, nullptr, true);
+      return;
+    }
+    h.on_delete(it->second);
+    objects_.erase(it);
+  }
+
+  // Whether the object under `key` was last seen undecodable.
+  bool is_undecodable(const std::string& key) const { return undecodable_.count(key) > 0; }
 
   void add_or_update(T obj, Handler<T>& h) {
     auto key = Traits::key(obj);
+    undecodable_.erase(key);
     auto it = objects_.find(key);
     if (it == objects_.end()) {
       h.on_add(obj);
@@ -105,7 +158,9 @@ class Store {
   }
 
   void remove(const T& obj, Handler<T>& h) {
-    auto it = objects_.find(Traits::key(obj));
+    auto key = Traits::key(obj);
+    undecodable_.erase(key);
+    auto it = objects_.find(key);
     if (it == objects_.end()) return;
     // The final state the server sent; but if the name had meanwhile passed
     // to another object we never saw, the one to forget is the one we hold.
@@ -132,7 +187,14 @@ class Store {
     }
   }
 
+  // New, or at another resourceVersion than when last seen undecodable.
+  bool is_news(const std::string& key, const Undecodable& u) const {
+    auto it = undecodable_.find(key);
+    return it == undecodable_.end() || it->second != u.resource_version;
+  }
+
   std::unordered_map<std::string, T> objects_;
+  std::unordered_map<std::string, std::string> undecodable_;  // key → resourceVersion last seen
 };
 
 // Exponential backoff with jitter, client-go's numbers: 0.8 s doubling to
@@ -211,6 +273,9 @@ class Reflector {
   boost::asio::awaitable<WatchEnd> read_events(WatchFramer& framer);
   // The events the framer holds: nullopt to go on, else how the watch ends.
   std::optional<WatchEnd> apply_events(WatchFramer& framer);
+  // An object that could not be decoded: logged at error level when its
+  // key turns undecodable, at -v=4 while it stays so (relists, new RVs).
+  void log_undecodable(const Undecodable& u) const;
   std::string watch_target();
   // Waits out the next backoff step; see back_off() in reflector.cpp.
   boost::asio::awaitable<void> back_off();

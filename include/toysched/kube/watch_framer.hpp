@@ -20,15 +20,17 @@
 #include <string>
 #include <string_view>
 
+#include "toysched/kube/decode.hpp"
 #include "toysched/kube/errors.hpp"
 
 namespace toysched::kube {
 
 class WatchFramer {
  public:
-  // Events beyond max_event_bytes are refused (the API server stores objects
-  // of at most 1.5 MiB; a bigger line is a broken or hostile stream).
-  explicit WatchFramer(std::size_t max_event_bytes = 4u << 20);
+  // Events beyond max_event_bytes are refused: the decoder's bound for one
+  // object (decode.hpp kMaxObjectBytes explains it); a bigger line is a
+  // broken or hostile stream.
+  explicit WatchFramer(std::size_t max_event_bytes = kMaxObjectBytes);
   ~WatchFramer();
   WatchFramer(WatchFramer&&) noexcept;
   WatchFramer& operator=(WatchFramer&&) noexcept;
