@@ -27,10 +27,16 @@ namespace fs = std::filesystem;
 namespace {
 
 // main() prints the message as one log line; YAML messages and paths could
-// otherwise break it.
+// otherwise break it, and yaml-cpp quotes a bad escape's byte raw (an ESC
+// from a binary file would reach the terminal).
 std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
+  for (char& c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n' || c == '\r' || c == '\t')
+      c = ' ';
+    else if (u < 0x20 || u == 0x7f)
+      c = '?';
+  }
   return s;
 }
 
@@ -46,7 +52,9 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-// Whole-file read with errno's reason on failure (ifstream loses it).
+// Whole-file read with errno's reason on failure (ifstream loses it). Reads
+// stop past kMaxConfigFileBytes: a huge file or /dev/zero must fail at once,
+// not after eating the memory YAML::Load would then need.
 bool read_file(const fs::path& p, std::string& out, std::string& why) {
   std::FILE* f = std::fopen(p.c_str(), "rb");
   if (!f) {
@@ -56,7 +64,12 @@ bool read_file(const fs::path& p, std::string& out, std::string& why) {
   std::string data;
   char buf[8192];
   std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
+  while (data.size() <= kMaxConfigFileBytes && (n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
+  if (data.size() > kMaxConfigFileBytes) {
+    std::fclose(f);
+    why = "the file is too large (over " + std::to_string(kMaxConfigFileBytes >> 20) + " MiB)";
+    return false;
+  }
   const bool failed = std::ferror(f) != 0;
   const int err = errno;
   std::fclose(f);
@@ -135,6 +148,7 @@ struct Merged {
   std::map<std::string, Entry> clusters, users, contexts;
   std::string current_context;
   std::vector<fs::path> loaded;
+  std::size_t with_content = 0;  // loaded files that are not empty (or comments only)
 
   std::string files() const {
     std::string s;
@@ -193,6 +207,7 @@ void merge_file(const fs::path& file, Merged& m) {
   m.loaded.push_back(file);
   if (root.IsNull()) return;  // an empty file is an empty config, as in client-go
   if (!root.IsMap()) fail(errc::config_malformed, "kubeconfig " + file.string() + " is not a YAML map");
+  ++m.with_content;
   merge_list(root, "clusters", "cluster", file, m.clusters);
   merge_list(root, "users", "user", file, m.users);
   merge_list(root, "contexts", "context", file, m.contexts);
@@ -222,9 +237,47 @@ std::string pem_field(const Entry& e, const std::string& key, const std::string&
   return bytes;
 }
 
+// The user part of build(): its credentials into c.
+void read_user(const Entry& ue, const std::string& us_what, ClientConfig& c) {
+  const std::string unsupported = ", which toy-scheduler does not support; use a token or client certificate";
+  if (const YAML::Node exec = ue.body["exec"]; exec && !exec.IsNull()) {
+    std::string command = exec.IsMap() ? get_string(exec, "command", us_what) : std::string();
+    fail(errc::config_unsupported_auth,
+         us_what + " uses exec credentials" + (command.empty() ? "" : " (" + command + ")") + unsupported);
+  }
+  if (const YAML::Node ap = ue.body["auth-provider"]; ap && !ap.IsNull()) {
+    std::string name = ap.IsMap() ? get_string(ap, "name", us_what) : std::string();
+    fail(errc::config_unsupported_auth,
+         us_what + " uses an auth-provider" + (name.empty() ? "" : " (" + name + ")") + unsupported);
+  }
+  if (!get_string(ue.body, "username", us_what).empty() || !get_string(ue.body, "password", us_what).empty())
+    fail(errc::config_unsupported_auth, us_what + " uses basic auth (username/password)" + unsupported);
+
+  const bool has_cert = !get_string(ue.body, "client-certificate-data", us_what).empty() ||
+                        !get_string(ue.body, "client-certificate", us_what).empty();
+  const bool has_key =
+      !get_string(ue.body, "client-key-data", us_what).empty() || !get_string(ue.body, "client-key", us_what).empty();
+  if (has_cert && !has_key) fail(errc::config_invalid, us_what + " has client-certificate but no client-key");
+  if (has_key && !has_cert) fail(errc::config_invalid, us_what + " has client-key but no client-certificate");
+  c.client_cert_pem = pem_field(ue, "client-certificate", us_what);
+  c.client_key_pem = pem_field(ue, "client-key", us_what);
+
+  c.token = get_string(ue.body, "token", us_what);
+  if (const std::string tf = get_string(ue.body, "tokenFile", us_what); !tf.empty()) {
+    const fs::path full = resolve(tf, ue.file);
+    std::string ignored, why;  // read only to fail early, as client-go does; TokenSource reads it for real
+    if (!read_file(full, ignored, why))
+      fail(errc::config_unreadable, us_what + ": cannot read tokenFile " + full.string() + ": " + why);
+    c.token_file = full.string();
+  }
+}
+
 ClientConfig build(const Merged& m, std::string_view context_override) {
   const std::string files = m.files();
   const std::string context = context_override.empty() ? m.current_context : std::string(context_override);
+  // client-go reads an empty file as an empty config; say so rather than
+  // point at one of the many fields it lacks.
+  if (m.with_content == 0) fail(errc::config_invalid, "kubeconfig " + files + " is empty");
   if (context.empty()) fail(errc::config_invalid, "no current-context in kubeconfig " + files + "; pass --context");
   const auto ctx = m.contexts.find(context);
   if (ctx == m.contexts.end())
@@ -266,40 +319,7 @@ ClientConfig build(const Merged& m, std::string_view context_override) {
     fail(errc::config_invalid, cl_what + " sets both insecure-skip-tls-verify and certificate-authority; remove one");
   c.ca_pem = pem_field(ce, "certificate-authority", cl_what);
 
-  // user
-  const Entry& ue = user->second;
-  const std::string us_what = "user " + q(user_name) + " in " + ue.file.string();
-  const std::string unsupported = ", which toy-scheduler does not support; use a token or client certificate";
-  if (const YAML::Node exec = ue.body["exec"]; exec && !exec.IsNull()) {
-    std::string command = exec.IsMap() ? get_string(exec, "command", us_what) : std::string();
-    fail(errc::config_unsupported_auth,
-         us_what + " uses exec credentials" + (command.empty() ? "" : " (" + command + ")") + unsupported);
-  }
-  if (const YAML::Node ap = ue.body["auth-provider"]; ap && !ap.IsNull()) {
-    std::string name = ap.IsMap() ? get_string(ap, "name", us_what) : std::string();
-    fail(errc::config_unsupported_auth,
-         us_what + " uses an auth-provider" + (name.empty() ? "" : " (" + name + ")") + unsupported);
-  }
-  if (!get_string(ue.body, "username", us_what).empty() || !get_string(ue.body, "password", us_what).empty())
-    fail(errc::config_unsupported_auth, us_what + " uses basic auth (username/password)" + unsupported);
-
-  const bool has_cert = !get_string(ue.body, "client-certificate-data", us_what).empty() ||
-                        !get_string(ue.body, "client-certificate", us_what).empty();
-  const bool has_key =
-      !get_string(ue.body, "client-key-data", us_what).empty() || !get_string(ue.body, "client-key", us_what).empty();
-  if (has_cert && !has_key) fail(errc::config_invalid, us_what + " has client-certificate but no client-key");
-  if (has_key && !has_cert) fail(errc::config_invalid, us_what + " has client-key but no client-certificate");
-  c.client_cert_pem = pem_field(ue, "client-certificate", us_what);
-  c.client_key_pem = pem_field(ue, "client-key", us_what);
-
-  c.token = get_string(ue.body, "token", us_what);
-  if (const std::string tf = get_string(ue.body, "tokenFile", us_what); !tf.empty()) {
-    const fs::path full = resolve(tf, ue.file);
-    std::string ignored, why;  // read only to fail early, as client-go does; TokenSource reads it for real
-    if (!read_file(full, ignored, why))
-      fail(errc::config_unreadable, us_what + ": cannot read tokenFile " + full.string() + ": " + why);
-    c.token_file = full.string();
-  }
+  read_user(user->second, "user " + q(user_name) + " in " + user->second.file.string(), c);
   return c;
 }
 

@@ -18,6 +18,7 @@
 #include <charconv>
 #include <deque>
 #include <stdexcept>
+#include <string_view>
 #include <variant>
 
 #include "toysched/kube/rate_limiter.hpp"
@@ -36,6 +37,21 @@ using std::chrono::milliseconds;
 namespace {
 
 constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
+
+// Why a CA, certificate or key did not load. OpenSSL's "no start line" does
+// not tell bytes that are no PEM at all from a PEM block of the wrong kind
+// (a key where a certificate belongs), so name what was found.
+std::string pem_problem(std::string_view pem, std::string_view want, const boost::system::error_code& ec) {
+  constexpr std::string_view begin_tag = "-----BEGIN ";
+  const auto begin = pem.find(begin_tag);
+  const auto label = begin == std::string_view::npos ? begin : begin + begin_tag.size();
+  const auto end = label == std::string_view::npos ? label : pem.find("-----", label);
+  if (end == std::string_view::npos || end - label > 64) return "it is not PEM (no \"-----BEGIN\" line)";
+  const std::string_view found = pem.substr(label, end - label);
+  if (found.find(want) == std::string_view::npos)
+    return ec.message() + " (it holds a PEM " + std::string(found) + " block, not a " + std::string(want) + ")";
+  return ec.message();
+}
 
 using tls_stream = beast::ssl_stream<beast::tcp_stream>;
 
@@ -250,15 +266,21 @@ expected<std::unique_ptr<Transport>> Transport::create(asio::any_io_executor ex,
     const auto& cfg = p->config;
     if (!cfg.ca_pem.empty()) {
       ctx.add_certificate_authority(asio::buffer(cfg.ca_pem), ec);
-      if (ec) return bad("certificate authority of " + cfg.origin.describe() + " does not load: " + ec.message());
+      if (ec)
+        return bad("certificate authority of " + cfg.origin.describe() +
+                   " does not load: " + pem_problem(cfg.ca_pem, "CERTIFICATE", ec));
     } else {
       ctx.set_default_verify_paths(ec);
     }
     if (!cfg.client_cert_pem.empty()) {
       ctx.use_certificate_chain(asio::buffer(cfg.client_cert_pem), ec);
-      if (ec) return bad("client certificate of " + cfg.origin.describe() + " does not load: " + ec.message());
+      if (ec)
+        return bad("client certificate of " + cfg.origin.describe() +
+                   " does not load: " + pem_problem(cfg.client_cert_pem, "CERTIFICATE", ec));
       ctx.use_private_key(asio::buffer(cfg.client_key_pem), ssl::context::pem, ec);
-      if (ec) return bad("client key of " + cfg.origin.describe() + " does not load: " + ec.message());
+      if (ec)
+        return bad("client key of " + cfg.origin.describe() +
+                   " does not load: " + pem_problem(cfg.client_key_pem, "PRIVATE KEY", ec));
       if (SSL_CTX_check_private_key(ctx.native_handle()) != 1)
         return bad("client key of " + cfg.origin.describe() + " does not match its certificate");
     }

@@ -415,9 +415,43 @@ contexts: [{name: c, context: {cluster: k, user: u}}]
   require_error(load_kubeconfig({field}), errc::config_malformed,
                 {field.string(), "server must be a string", "line 2"});
 
+  // A binary file: yaml-cpp names the bad escape byte; it must not reach the
+  // terminal raw.
+  const fs::path binary = t.write("binary", std::string("key: \"\\\x1b[2J\"\n"));
+  auto bin = load_kubeconfig({binary});
+  require_error(bin, errc::config_malformed, {binary.string(), "not valid YAML", "escape"});
+  for (char c : bin.error().message) CHECK(static_cast<unsigned char>(c) >= 0x20);
+
   // A directory in place of a file is unreadable, with the path and reason.
   fs::create_directories(t.root / "dir");
   require_error(load_kubeconfig({t.root / "dir"}), errc::config_unreadable, {(t.root / "dir").string()});
+}
+
+TEST_CASE("kubeconfig: empty files, and files too large to be one, are refused clearly") {
+  TempDir t;
+  // Empty or comments only: client-go's empty config, named as such.
+  for (const char* text : {"", "# nothing but a comment\n"}) {
+    const fs::path p = t.write("empty", text);
+    require_error(load_kubeconfig({p}), errc::config_invalid, {p.string(), "is empty"});
+  }
+  // One empty file beside a good one is fine.
+  REQUIRE(load_kubeconfig({t.write("empty", ""), t.write("full", kFull)}).has_value());
+
+  // A file past the limit fails on its size, before YAML sees it; one at the
+  // limit is read (and fails for what it says).
+  const std::string padding(kMaxConfigFileBytes - 1, '#');
+  const fs::path at_limit = t.write("at-limit", padding + "\n");
+  require_error(load_kubeconfig({at_limit}), errc::config_invalid, {"is empty"});
+  const fs::path huge = t.write("huge", std::string(kFull) + padding);
+  require_error(load_kubeconfig({huge}), errc::config_unreadable, {huge.string(), "too large", "16 MiB"});
+
+  // So does a referenced file without end (/dev/zero), where a token belongs.
+  const fs::path endless = t.write("endless", R"(current-context: c
+clusters: [{name: k, cluster: {server: "https://k"}}]
+users: [{name: u, user: {tokenFile: /dev/zero}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+)");
+  require_error(load_kubeconfig({endless}), errc::config_unreadable, {"tokenFile", "/dev/zero", "too large"});
 }
 
 TEST_CASE("in-cluster config from the service account volume") {

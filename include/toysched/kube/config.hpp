@@ -101,6 +101,10 @@ struct Environment {
   std::string get(const std::string& name) const;  // "" when unset
 };
 
+// The largest kubeconfig, CA, certificate, key or token file read (16 MiB,
+// far above any real one): a bigger file is refused with a clear error.
+inline constexpr std::size_t kMaxConfigFileBytes = std::size_t{16} << 20;
+
 // Splits a $KUBECONFIG value on ':', dropping empty entries and duplicates.
 std::vector<std::filesystem::path> split_kubeconfig_list(std::string_view value);
 
