@@ -4,7 +4,7 @@
 
 namespace toysched::json {
 
-void append_string(std::string& out, std::string_view s) {
+void append_string(std::string& out, std::string_view s, ControlEscape control) {
   static constexpr char hex[] = "0123456789abcdef";
   out.push_back('"');
   for (const char ch : s) {
@@ -26,7 +26,11 @@ void append_string(std::string& out, std::string_view s) {
         out += "\\t";
         break;
       default:
-        if (c < 0x20) {
+        if (control == ControlEscape::go && (c < 0x20 || c == 0x7f)) {
+          out += "\\x";
+          out.push_back(hex[c >> 4]);
+          out.push_back(hex[c & 0xf]);
+        } else if (control == ControlEscape::json && c < 0x20) {
           out += "\\u00";
           out.push_back(hex[c >> 4]);
           out.push_back(hex[c & 0xf]);

@@ -1,5 +1,7 @@
 #include "toysched/log/log.hpp"
 
+#include "toysched/json/writer.hpp"
+
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -47,38 +49,8 @@ class string_sink final : public spdlog::sinks::base_sink<spdlog::details::null_
   std::string* out_;
 };
 
-void append_quoted(std::string& out, std::string_view s) {
-  // Go's strconv.Quote for the characters that matter in logs.
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
+// Go's strconv.Quote for the characters that matter in logs.
+void append_quoted(std::string& out, std::string_view s) { json::append_string(out, s, json::ControlEscape::go); }
 
 spdlog::level::level_enum to_spdlog(severity s) {
   switch (s) {

@@ -18,8 +18,13 @@
 
 namespace toysched::json {
 
-// `s` as a JSON string literal, quotes included, appended to `out`.
-void append_string(std::string& out, std::string_view s);
+// How control characters are written: JSON's \u00XX, or Go's \xXX (what
+// klog's strconv.Quote shows in a log line; DEL is escaped too).
+enum class ControlEscape { json, go };
+
+// `s` as a quoted string literal, quotes included, appended to `out`: a JSON
+// string, or with ControlEscape::go a klog value.
+void append_string(std::string& out, std::string_view s, ControlEscape control = ControlEscape::json);
 
 class Writer {
  public:
