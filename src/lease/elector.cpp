@@ -123,8 +123,6 @@ Elector::Elector(kube::Api& api, const LeaderElectionOptions& opts, async::Super
 
 Elector::~Elector() = default;
 
-bool Elector::watching() const noexcept { return lease_watch_->synced(); }
-
 asio::awaitable<bool> Elector::try_acquire_or_renew(kube::RequestLimits limits) {
   const auto& ns = opts_.resource_namespace;
   const auto& name = opts_.resource_name;

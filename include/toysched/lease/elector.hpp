@@ -106,9 +106,6 @@ class Elector {
   // set when the last attempt failed for a reason other than the lease being
   // held by someone else; nullopt once an attempt goes through.
   const std::optional<std::string>& failing() const noexcept { return failing_; }
-  // The standby's watch on the Lease has listed it: a graceful handover
-  // will be seen at once (/readyz?verbose says so).
-  bool watching() const noexcept;
 
  private:
   struct LeaseEvents;
