@@ -90,8 +90,10 @@ def run(t, args, res):
     kit.wait_until(30, "a leader", lambda: lease.current()[0], 0.1)
     for p in reps.values():
         p.wait_ready()
-    time.sleep(1)
     leader = lease.current()[0]
+    # The SIGTERM goes only to a holder whose standby watches the Lease: the
+    # handover is then the standby's reaction, not the luck of its retry timer.
+    reps[other(leader)].wait_standing_by()
     rows = []
 
     # Graceful: SIGTERM; the holder releases the Lease and the standby takes it.
@@ -107,6 +109,7 @@ def run(t, args, res):
     kit.progress("graceful handover %s -> %s in %d ms; restarting %s as the standby"
                  % (h0, h1, kit.ms(graceful), leader))
     start(leader).wait_ready()
+    reps[leader].wait_standing_by()
     leader = other(leader)
     time.sleep(retry + 1)  # a renew or two: the standby has seen the record
 

@@ -176,12 +176,20 @@ asio::awaitable<bool> Elector::try_acquire_or_renew(kube::RequestLimits limits) 
 // collide every time; or just after the holder's lease runs out on our clock,
 // if that comes first; or at once when the watch sees it released.
 asio::awaitable<bool> Elector::acquire() {
+  bool standing_by = false;
   for (;;) {
     if (wakeup_.stopped()) co_return false;
     const auto sent = steady::now();
     if (co_await try_acquire_or_renew()) {
       stats_.last_renew = sent;  // the write happened after this: deadlines count from here
       co_return true;
+    }
+    if (!standing_by) {
+      // A release seen while waiting would have woken a sleep we no longer
+      // take: look again at once instead.
+      if (!co_await wait_for_lease_watch()) co_return false;
+      standing_by = true;
+      continue;
     }
     std::uniform_real_distribution<double> jitter(0, 1.2);
     auto wait = opts_.retry_period + milliseconds(static_cast<std::int64_t>(opts_.retry_period.count() * jitter(rng_)));
@@ -191,6 +199,20 @@ asio::awaitable<bool> Elector::acquire() {
     }
     if (!co_await wakeup_.sleep_for(*task_, trace::points::lease_retry_wait, wait)) co_return false;
   }
+}
+
+// Before the first retry sleep: a holder that lets go while we sleep must
+// be seen at once, so the watch on the Lease must be open by then (at most
+// a retry period: a watch that cannot open leaves only the retries). Says
+// so once, the line a handover waits for before stopping the holder.
+asio::awaitable<bool> Elector::wait_for_lease_watch() {
+  const auto until = steady::now() + opts_.retry_period;
+  while (!lease_watch_->watching() && steady::now() < until)
+    if (!co_await wakeup_.sleep_for(*task_, trace::points::lease_retry_wait, milliseconds(10))) co_return false;
+  TS_LOG(2, "standing by: watching the lease for its release",
+         {"lease", opts_.resource_namespace + "/" + opts_.resource_name}, {"holder", state_.holder()},
+         {"watching", lease_watch_->watching()});
+  co_return true;
 }
 
 // Renew every retry period, each attempt cut off at the renew deadline

@@ -112,6 +112,7 @@ class Elector {
   // One attempt: true when we hold the lease after it.
   boost::asio::awaitable<bool> try_acquire_or_renew(kube::RequestLimits limits = {});
   boost::asio::awaitable<bool> acquire();
+  boost::asio::awaitable<bool> wait_for_lease_watch();
   boost::asio::awaitable<bool> renew_until_lost();
   // Records a failed attempt; logs it at level 0 once per distinct reason, so a
   // missing permission is one clear line, not one every retry period.
