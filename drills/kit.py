@@ -133,12 +133,23 @@ class Toy(Proc):
                 return False
         wait_until(timeout, self.name + " /readyz (informers synced)", ready)
 
+    def wait_standing_by(self, timeout=30):
+        """A standby replica whose watch on the Lease is open: it will see a
+        release at once (its log says so, -v>=2)."""
+        def standing_by():
+            if not self.alive():
+                raise DrillError("%s exited (%s); its log: %s" % (self.name, self.popen.returncode, self.log_path))
+            return '"standing by: watching the lease for its release"' in self.log()
+        wait_until(timeout, self.name + " standing by (its Lease watch open)", standing_by, 0.05)
+
 
 class Watch:
     """`kubectl get -w --output-watch-events -o json` in a thread; every event
-    is kept with the monotonic time it arrived, for timings the drill reports."""
+    is kept with the time it arrived (monotonic unless told otherwise), for
+    timings the drill reports."""
 
-    def __init__(self, target, args):
+    def __init__(self, target, args, clock=None):
+        self.clock = clock or now  # time.time: comparable with log timestamps
         self.events = []  # (t, type, object)
         self._lock = threading.Lock()
         self.proc = subprocess.Popen(target.kubectl_argv(*args, "-w", "--output-watch-events", "-o", "json"),
@@ -163,7 +174,7 @@ class Watch:
                     break
                 buf = s[end:]
                 with self._lock:
-                    self.events.append((now(), obj.get("type"), obj.get("object", {})))
+                    self.events.append((self.clock(), obj.get("type"), obj.get("object", {})))
 
     def snapshot(self):
         with self._lock:

@@ -7,20 +7,32 @@ the lost races (409 conflicts) on each side, the win ratio, and checks "the
 thing that would actually be a bug": every pod's spec.nodeName agrees with
 its status.hostIP (the node's InternalIP), no pod bound by both, none lost.
 
+Per pod, the time from its creation (as a separate watch saw it) to each
+scheduler's bind attempt (from each log's timestamps; kube-scheduler's needs
+-v>=3, which the drill's lab sets), so a lost race shows whose side was slow.
+--runs N races N times in a row, each with a fresh toy-scheduler and a fresh
+Deployment, and prints each run and the median share.
+
 On a cluster it needs a running default scheduler (checked with a probe pod)
 and counts kube-scheduler's lost races from its FailedScheduling events.
 """
 import json
 import os
+import re
+import signal
+import statistics
 import time
 
 import kit
 
-LAB_FLAGS = ["--controllers", "--kube-scheduler"]
+LAB_FLAGS = ["--controllers", "--kube-scheduler", "--kube-scheduler-v", "3"]
 
 
 def add_args(p):
     p.add_argument("--replicas", type=int, default=20, help="pods in the Deployment (default 20)")
+    p.add_argument("--runs", type=int, default=1,
+                   help="races in a row, each with a fresh toy-scheduler and Deployment; each run is printed "
+                        "and the median share (default 1)")
     p.add_argument("--allow-foreign-pods", action="store_true",
                    help="on a cluster: go on although pods outside the namespace are pending for "
                         "default-scheduler (toy-scheduler would race for them too)")
@@ -56,6 +68,45 @@ def check_default_scheduler(t):
     kit.wait_until(60, "the probe pod to be gone", lambda: not t.pods("race-probe"), 0.3)
 
 
+# klog's header and a bind attempt: "I1201 02:38:40.717837 ... "Attempting to
+# bind pod to node" [logger="..."] pod="ns/name"". Upstream logs it at -v=3.
+ATTEMPT_RE = re.compile(
+    r'^[IWE](\d\d)(\d\d) (\d\d):(\d\d):(\d\d\.\d+) .*"Attempting to bind pod to node".*? pod="([^"]+)"', re.M)
+
+
+def attempts_in(log, ns):
+    """{pod: wall-clock seconds} of a scheduler's first bind attempt per pod
+    (klog writes local time without the year: this year is assumed)."""
+    year = time.localtime().tm_year
+    out = {}
+    for mo, d, h, mi, sec, pod in ATTEMPT_RE.findall(log):
+        if pod.startswith(ns + "/"):
+            t = time.mktime((year, int(mo), int(d), int(h), int(mi), 0, 0, 0, -1)) + float(sec)
+            out.setdefault(pod, t)
+    return out
+
+
+def latency_ms(created, at):
+    """p50 and p99 (nearest rank) in ms of at[pod] - created[pod], and the count."""
+    xs = sorted((at[p] - created[p]) * 1000 for p in at if p in created)
+    if not xs:
+        return {"n": 0, "p50": None, "p99": None}
+
+    def pick(q): return round(xs[min(len(xs) - 1, max(0, int(round(q / 100.0 * len(xs) + 0.5)) - 1))], 1)  # noqa: E731
+    return {"n": len(xs), "p50": pick(50), "p99": pick(99)}
+
+
+def created_and_bound(watch, ns):
+    """{pod: wall-clock seconds} the separate watch first saw each pod, and bound."""
+    created, bound = {}, {}
+    for ts, typ, o in watch.snapshot():
+        key = ns + "/" + o.get("metadata", {}).get("name", "")
+        created.setdefault(key, ts)
+        if o.get("spec", {}).get("nodeName"):
+            bound.setdefault(key, ts)
+    return created, bound
+
+
 def foreign_pending(t):
     n = 0
     for p in t.kj("get", "pods", "-A", "--field-selector", "spec.nodeName=,status.phase=Pending")["items"]:
@@ -64,7 +115,7 @@ def foreign_pending(t):
     return n
 
 
-def their_conflicts_from_events(t):
+def their_conflicts_from_events(t, name="race"):
     """kube-scheduler's lost races as it reports them on a cluster: FailedScheduling
     events about our pods whose message says 'already assigned' (toy-scheduler
     records no event for a lost race)."""
@@ -72,7 +123,7 @@ def their_conflicts_from_events(t):
     for e in t.kj("-n", t.ns, "get", "events")["items"]:
         io = e.get("involvedObject", {})
         if e.get("reason") == "FailedScheduling" and "already assigned" in e.get("message", "") \
-                and io.get("name", "").startswith("race-"):
+                and io.get("name", "").startswith(name + "-"):
             lines += e.get("count") or (e.get("series") or {}).get("count") or 1
             pods.add(t.ns + "/" + io["name"])
     return lines, pods
@@ -88,18 +139,36 @@ def run(t, args, res):
     t.check_cluster_wide_read()
     kit.progress("checking that a default scheduler is running (a probe pod)")
     check_default_scheduler(t)
+    runs = []
+    for i in range(max(1, args.runs)):
+        name = "race" if args.runs <= 1 else "race-%d" % (i + 1)
+        runs.append(race_once(t, n, name, last=(i == args.runs - 1)))
+        if args.runs > 1:
+            r = runs[-1]
+            kit.progress("run %d: toy-scheduler %s (%.0f%% ours)" % (i + 1, r["win_ratio"],
+                                                                     100 * (r["toy_scheduler_share"] or 0)))
+    if len(runs) == 1:
+        report_one(t, res, runs[0])
+    else:
+        report_many(res, runs)
+    checks(t, res, runs)
 
+
+def race_once(t, n, name, last):
+    """One race: a fresh toy-scheduler, a Deployment of n, the facts."""
     ks_log_path = os.path.join(t.lab_dir, "kube-scheduler.log") if t.on_lab else None
     ks_offset = os.path.getsize(ks_log_path) if ks_log_path else 0
+    watch = kit.Watch(t, ["-n", t.ns, "get", "pods", "-l", "app=" + name], clock=time.time)
     kit.progress("starting toy-scheduler --scheduler-name=default-scheduler -v=4")
-    toy = t.toy("toy-scheduler", "--scheduler-name=default-scheduler", "-v=4")
+    toy = t.toy("toy-scheduler" if name == "race" else "toy-scheduler-" + name,
+                "--scheduler-name=default-scheduler", "-v=4")
     toy.wait_ready()
 
-    kit.progress("creating Deployment race: %d replicas, no schedulerName" % n)
+    kit.progress("creating Deployment %s: %d replicas, no schedulerName" % (name, n))
     start = kit.now()
-    t.deployment("race", n)
-    kit.wait_until(60, "%d race pods bound" % n,
-                   lambda: len(t.pods("race")) == n and t.bound("race") == n, 0.3)
+    t.deployment(name, n)
+    kit.wait_until(60, "%d %s pods bound" % (n, name),
+                   lambda: len(t.pods(name)) == n and t.bound(name) == n, 0.3)
     all_bound_s = kit.now() - start
     kit.progress("all %d bound in %.1f s; letting the losers log their refusals" % (n, all_bound_s))
     time.sleep(2)
@@ -107,15 +176,20 @@ def run(t, args, res):
     # sandbox runs): wait for it, not for the drill's sake but for the check's.
     try:
         kit.wait_until(60, "every pod's status.hostIP", lambda: all(
-            p.get("status", {}).get("hostIP") for p in t.pods("race")), 0.5)
+            p.get("status", {}).get("hostIP") for p in t.pods(name)), 0.5)
     except kit.DrillError as e:
         kit.progress(str(e))
-    pods = t.pods("race")
+    pods = t.pods(name)
     ips = kit.node_ips(t)
+    if not last:  # the next race gets a toy-scheduler of its own
+        toy.stop(signal.SIGTERM, grace=10)
+    watch.stop()
 
     our_log = toy.log()
     ours = kit.binds_in(our_log, t.ns)
     our_conf = kit.conflict_lines(our_log, t.ns)
+    our_attempts = attempts_in(our_log, t.ns)
+    their_attempts = {}
     if ks_log_path:
         with open(ks_log_path, errors="replace") as f:
             f.seek(ks_offset)
@@ -123,28 +197,26 @@ def run(t, args, res):
         theirs = kit.binds_in(ks_log, t.ns)
         their_conf = kit.conflict_lines(ks_log, t.ns)
         their_conf_n, their_lost = len(their_conf), kit.pods_in(their_conf)
+        their_attempts = attempts_in(ks_log, t.ns)
         source = "kube-scheduler.log"
     else:
         names = {t.ns + "/" + p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods}
         theirs = {p: node for p, node in names.items() if p not in ours}
-        their_conf_n, their_lost = their_conflicts_from_events(t)
+        their_conf_n, their_lost = their_conflicts_from_events(t, name)
         source = "FailedScheduling events"
-    ev_n, ev_pods = their_conflicts_from_events(t)
+    ev_n, _ = their_conflicts_from_events(t, name)
+    created, bound = created_and_bound(watch, t.ns)
 
-    placement = {}
-    mismatched = []
+    placement, mismatched = {}, []
     for p in sorted(pods, key=lambda p: p["metadata"]["name"]):
         node, host = p["spec"].get("nodeName"), p.get("status", {}).get("hostIP")
         placement[node] = placement.get(node, 0) + 1
         if host != ips.get(node):
             mismatched.append("%s: nodeName %s (%s) but hostIP %s" % (p["metadata"]["name"], node, ips.get(node), host))
-    both = sorted(set(ours) & set(theirs))
     usage = kit.node_usage(t)
-    over = sorted(name for name, u in usage.items() if u["over"])
     total = len(ours) + len(theirs)
-
-    res.data.update({
-        "pods": n, "seconds_to_all_bound": round(all_bound_s, 2),
+    return {
+        "pods": n, "deployment": name, "seconds_to_all_bound": round(all_bound_s, 2),
         "placement": dict(sorted(placement.items())),
         "binds": {"toy-scheduler": len(ours), "kube-scheduler": len(theirs)},
         "binds_source": {
@@ -158,35 +230,103 @@ def run(t, args, res):
         },
         "win_ratio": "%d:%d" % (len(ours), len(theirs)),
         "toy_scheduler_share": round(len(ours) / total, 3) if total else None,
+        # creation (the drill's own watch) to each side's bind attempt (its log), and to bound (the watch)
+        "latency_ms": {
+            "created_to_attempt": {"toy-scheduler": latency_ms(created, our_attempts),
+                                   "kube-scheduler": latency_ms(created, their_attempts) if ks_log_path else None},
+            "created_to_bound": {
+                "won_by_toy-scheduler": latency_ms(created, {p: bound[p] for p in bound if p in ours}),
+                "won_by_kube-scheduler": latency_ms(created, {p: bound[p] for p in bound if p not in ours})},
+        },
         "nodename_hostip_mismatches": mismatched,
-        "bound_by_both": both,
-        "overcommitted_nodes": over,
-    })
+        "bound_by_both": sorted(set(ours) & set(theirs)),
+        "overcommitted_nodes": sorted(k for k, u in usage.items() if u["over"]),
+        "_facts": {"bound_pods": len([p for p in pods if p["spec"].get("nodeName")]), "ours": set(ours),
+                   "theirs": set(theirs), "our_conf": our_conf, "their_lost": their_lost,
+                   "counted": bool(ks_log_path), "source": source, "ips": ips, "nodes": len(usage)},
+    }
 
+
+def fmt_lat(x):
+    return "-" if not x or not x["n"] else "%s / %s ms (%d)" % (x["p50"], x["p99"], x["n"])
+
+
+def public(r):
+    return {k: v for k, v in r.items() if not k.startswith("_")}
+
+
+def report_one(t, res, r):
+    f = r["_facts"]
+    res.data.update(public(r))
     res.section("placement (pods per node; the drill's `awk '{print $7}' | sort | uniq -c`)",
                 kit.table(["node", "pods", "InternalIP"],
-                          [[k, v, ips.get(k, "?")] for k, v in sorted(placement.items())]))
+                          [[k, v, f["ips"].get(k, "?")] for k, v in sorted(r["placement"].items())]))
+    c = r["conflicts"]
+    b = r["binds"]
     res.section("the race", kit.table(
         ["scheduler", "binds (won)", "conflicts (grep -ci lines)", "pods lost (409)", "counted from"],
-        [["toy-scheduler", len(ours), len(our_conf), len(kit.pods_in(our_conf)), "its log"],
-         ["kube-scheduler", len(theirs), their_conf_n, len(their_lost), source]]) +
-        "\nwin ratio toy-scheduler : kube-scheduler = %d : %d%s" % (
-            len(ours), len(theirs), " (%.0f%% ours)" % (100.0 * len(ours) / total) if total else "") +
-        "\nkube-scheduler's FailedScheduling events saying 'already assigned': %d" % ev_n)
+        [["toy-scheduler", b["toy-scheduler"], c["toy-scheduler"]["lines"], c["toy-scheduler"]["pods"], "its log"],
+         ["kube-scheduler", b["kube-scheduler"], c["kube-scheduler"]["lines"], c["kube-scheduler"]["pods"],
+          f["source"]]]) +
+        "\nwin ratio toy-scheduler : kube-scheduler = %s%s" % (
+            r["win_ratio"],
+            " (%.0f%% ours)" % (100.0 * r["toy_scheduler_share"]) if r["toy_scheduler_share"] is not None else "") +
+        "\nkube-scheduler's FailedScheduling events saying 'already assigned': %d" % c["kube-scheduler"]["events"])
+    lat = r["latency_ms"]
+    res.section("latency (p50 / p99, pods): creation seen on the drill's watch -> bind attempt (each log) "
+                "and -> bound (the watch)", kit.table(
+                    ["scheduler", "created -> bind attempt", "created -> bound (races it won)"],
+                    [["toy-scheduler", fmt_lat(lat["created_to_attempt"]["toy-scheduler"]),
+                      fmt_lat(lat["created_to_bound"]["won_by_toy-scheduler"])],
+                     ["kube-scheduler", fmt_lat(lat["created_to_attempt"]["kube-scheduler"]),
+                      fmt_lat(lat["created_to_bound"]["won_by_kube-scheduler"])]]))
 
-    res.check("every pod bound", len([p for p in pods if p["spec"].get("nodeName")]) == n,
-              "%d of %d" % (len([p for p in pods if p["spec"].get("nodeName")]), n))
-    res.check("nodeName agrees with hostIP", not mismatched,
-              "; ".join(mismatched[:3]) or "all %d pods" % len(pods))
-    res.check("no pod bound by both schedulers", not both, ", ".join(both[:5]) or "binds are disjoint")
-    if ks_log_path:  # on a cluster, theirs is "the rest": adding up proves nothing
-        res.check("binds add up to the pods", total == n, "%d + %d = %d of %d" % (len(ours), len(theirs), total, n))
+
+def report_many(res, runs):
+    shares = [r["toy_scheduler_share"] for r in runs if r["toy_scheduler_share"] is not None]
+    res.data.update({"runs": [public(r) for r in runs],
+                     "median_toy_scheduler_share": round(statistics.median(shares), 3) if shares else None,
+                     "min_toy_scheduler_share": min(shares) if shares else None})
+    rows = []
+    for i, r in enumerate(runs):
+        lat = r["latency_ms"]["created_to_attempt"]
+        rows.append([i + 1, r["win_ratio"], "%.0f%%" % (100 * (r["toy_scheduler_share"] or 0)),
+                     fmt_lat(lat["toy-scheduler"]), fmt_lat(lat["kube-scheduler"])])
+    res.section("the races (win ratio toy-scheduler : kube-scheduler; created -> bind attempt, p50 / p99)",
+                kit.table(["run", "won", "ours", "toy-scheduler", "kube-scheduler"], rows) +
+                ("\nmedian share: %.0f%% ours (lowest %.0f%%)" % (100 * statistics.median(shares), 100 * min(shares))
+                 if shares else ""))
+
+
+def checks(t, res, runs):
+    def every(pred):
+        return all(pred(r) for r in runs)
+
+    def per_run(fmt):
+        return "; ".join(fmt(r) for r in runs)
+    facts = [r["_facts"] for r in runs]
+    res.check("every pod bound", every(lambda r: r["_facts"]["bound_pods"] == r["pods"]),
+              per_run(lambda r: "%d of %d" % (r["_facts"]["bound_pods"], r["pods"])))
+    res.check("nodeName agrees with hostIP", every(lambda r: not r["nodename_hostip_mismatches"]),
+              "; ".join(m for r in runs for m in r["nodename_hostip_mismatches"][:3]) or "all pods")
+    res.check("no pod bound by both schedulers", every(lambda r: not r["bound_by_both"]),
+              ", ".join(p for r in runs for p in r["bound_by_both"][:5]) or "binds are disjoint")
+    if all(f["counted"] for f in facts):  # on a cluster, theirs is "the rest": adding up proves nothing
+        res.check("binds add up to the pods", every(lambda r: len(r["_facts"]["ours"]) + len(r["_facts"]["theirs"])
+                                                    == r["pods"]),
+                  per_run(lambda r: "%d + %d = %d of %d" % (len(r["_facts"]["ours"]), len(r["_facts"]["theirs"]),
+                                                            len(r["_facts"]["ours"]) + len(r["_facts"]["theirs"]),
+                                                            r["pods"])))
     # toy-scheduler logs one line per lost race (forget, count, no retry): two
     # lines for one pod would mean it tried to bind that pod twice.
-    res.check("one conflict line per race we lost", len(our_conf) == len(kit.pods_in(our_conf)),
-              "%d lines, %d pods" % (len(our_conf), len(kit.pods_in(our_conf))))
-    res.check("every race we lost, they won", kit.pods_in(our_conf) <= set(theirs),
-              "%d lost, all bound by kube-scheduler" % len(kit.pods_in(our_conf)))
-    res.check("every race they lost, we won", their_lost <= set(ours),
-              "%d lost, all bound by toy-scheduler" % len(their_lost))
-    res.check("no node over-committed", not over, ", ".join(over) or "%d nodes" % len(usage))
+    res.check("one conflict line per race we lost",
+              every(lambda r: len(r["_facts"]["our_conf"]) == len(kit.pods_in(r["_facts"]["our_conf"]))),
+              per_run(lambda r: "%d lines, %d pods" % (len(r["_facts"]["our_conf"]),
+                                                       len(kit.pods_in(r["_facts"]["our_conf"])))))
+    res.check("every race we lost, they won",
+              every(lambda r: kit.pods_in(r["_facts"]["our_conf"]) <= r["_facts"]["theirs"]),
+              per_run(lambda r: "%d lost, all bound by kube-scheduler" % len(kit.pods_in(r["_facts"]["our_conf"]))))
+    res.check("every race they lost, we won", every(lambda r: r["_facts"]["their_lost"] <= r["_facts"]["ours"]),
+              per_run(lambda r: "%d lost, all bound by toy-scheduler" % len(r["_facts"]["their_lost"])))
+    res.check("no node over-committed", every(lambda r: not r["overcommitted_nodes"]),
+              ", ".join(k for r in runs for k in r["overcommitted_nodes"]) or "%d nodes" % facts[-1]["nodes"])

@@ -121,7 +121,8 @@ ParseResult parse_options(std::vector<std::string> args) {
   app.add_option("--kube-api-qps", o.kube_api_qps,
                  "Requests per second to the API server; negative turns the limit off.");
   app.add_option("--kube-api-burst", o.kube_api_burst, "Burst above --kube-api-qps.")->check(CLI::PositiveNumber);
-  app.add_option("--bind-parallelism", o.bind_parallelism, "Binding requests in flight at once.")
+  app.add_option("--bind-parallelism", o.bind_parallelism,
+                 "Binding requests (POSTs) in flight at once; decisions do not wait for them.")
       ->check(CLI::Range(1, 10000));
   app.add_option("--percentage-of-nodes-to-score", o.percentage_of_nodes_to_score,
                  "Stop filtering once this % of the nodes are found feasible (0: kube-scheduler's adaptive "

@@ -134,7 +134,7 @@ std::string now_micro() { return format_micro_time(std::chrono::system_clock::no
 }  // namespace
 
 asio::awaitable<api_result<void>> Api::bind(std::string_view ns, std::string_view name, std::string_view uid,
-                                            std::string_view node, RequestLimits limits) {
+                                            std::string_view node, RequestLimits limits, RequestTrace* trace) {
   json::Writer w;
   w.object().field("apiVersion", "v1").field("kind", "Binding");
   w.key("metadata").object().field("name", name).field("namespace", ns).field("uid", uid).end();
@@ -145,6 +145,7 @@ asio::awaitable<api_result<void>> Api::bind(std::string_view ns, std::string_vie
   req.target = pod_path(ns, name) + "/binding";
   req.body = std::move(w).str();
   req.limits = std::move(limits);
+  req.trace = trace;
   auto r = co_await call(std::move(req), "bind " + std::string(ns) + "/" + std::string(name));
   if (!r) co_return r.error();
   co_return api_result<void>{};

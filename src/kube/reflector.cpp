@@ -62,6 +62,7 @@ template <class T>
 asio::awaitable<bool> Reflector<T>::list() {
   ++stats_.lists;
   auto r = co_await trace::traced(*task_, trace::points::watch_list, api_.list<T>(opts_));
+  last_read_ = std::chrono::steady_clock::now();
   unreachable_ = !r && r.error().http_status == 0;
   if (!r) {
     if (novel_error(r.error().message))
@@ -191,6 +192,7 @@ asio::awaitable<WatchEnd> Reflector<T>::read_events(WatchFramer& framer) {
     // The server sends a bookmark about every minute; twice that with no byte
     // at all means the connection is dead without having said so.
     auto more = co_await trace::traced(*task_, trace::points::watch_read, stream_->read_into(framer, 150s));
+    last_read_ = std::chrono::steady_clock::now();
     if (!more) {
       if (wakeup_.stopped()) break;
       TS_LOG(2, "Watch connection lost", {"resource", resource()}, {"err", more.error().message});
@@ -221,12 +223,15 @@ asio::awaitable<WatchEnd> Reflector<T>::watch() {
   WatchFramer framer;
   struct closer {
     std::unique_ptr<Stream>& s;
+    bool& watching;
     ~closer() {
       if (s) s->close();
       s.reset();
+      watching = false;
     }
-  } close_at_end{stream_};
+  } close_at_end{stream_, watching_};
   if (auto refused = co_await open_watch(framer)) co_return *refused;
+  watching_ = true;
   co_return co_await read_events(framer);
 }
 

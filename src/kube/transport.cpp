@@ -59,6 +59,7 @@ struct Connection {
   std::variant<beast::tcp_stream, tls_stream> stream;
   beast::flat_buffer buffer;
   bool reused = false;
+  std::chrono::steady_clock::time_point idle_since;  // put back in the pool
 
   explicit Connection(asio::any_io_executor ex) : stream(std::in_place_type<beast::tcp_stream>, ex) {}
   Connection(asio::any_io_executor ex, ssl::context& ctx) : stream(std::in_place_type<tls_stream>, ex, ctx) {}
@@ -248,6 +249,7 @@ struct Transport::impl {
   }
 
   void give_back(std::unique_ptr<Connection> c) {
+    c->idle_since = std::chrono::steady_clock::now();
     if (idle.size() < opts.max_idle_connections) idle.push_back(std::move(c));
   }
 };
@@ -300,6 +302,15 @@ asio::awaitable<void> Transport::warm_up(std::size_t n) {
   }
 }
 
+asio::awaitable<void> Transport::keep_warm(std::size_t n, std::chrono::milliseconds max_idle) {
+  auto& s = *p_;
+  auto now = std::chrono::steady_clock::now();
+  std::erase_if(s.idle, [&](const std::unique_ptr<Connection>& c) {
+    return now - c->idle_since >= max_idle || impl::peer_closed(*c);
+  });
+  co_await warm_up(n);
+}
+
 const ClientConfig& Transport::config() const noexcept { return p_->config; }
 asio::any_io_executor Transport::executor() const noexcept { return p_->ex; }
 std::uint64_t Transport::connections_opened() const noexcept { return p_->opened; }
@@ -318,6 +329,7 @@ asio::awaitable<expected<HttpResponse>> Transport::request(HttpRequest r) {
   };
   for (;;) {
     if (!co_await s.limiter.acquire(limits.deadline)) co_return out_of_time();
+    if (r.trace) r.trace->admitted = std::chrono::steady_clock::now();
     if (limits.may_send && !limits.may_send())
       co_return fail(errc::cancelled, std::string(http::to_string(r.verb)) + " " + r.target + ": no longer wanted");
     // The moment a request leaves, as client-go's -v=6 request log: the
@@ -334,6 +346,10 @@ asio::awaitable<expected<HttpResponse>> Transport::request(HttpRequest r) {
     else
       conn = co_await s.take(connect_budget);
     if (!conn) co_return conn.error();
+    if (r.trace) {
+      r.trace->connected = std::chrono::steady_clock::now();
+      r.trace->fresh_connection = !(*conn)->reused;
+    }
     auto request_budget = impl::budget(s.opts.request_timeout, limits);
     if (request_budget <= milliseconds(0)) co_return out_of_time();
     bool answered = false, keep = false;

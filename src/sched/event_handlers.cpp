@@ -37,7 +37,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
       s.cache_.add_pod(p);
     } else if (s.responsible_for(p)) {
       TS_LOG(3, "Add event for unscheduled pod", {"pod", key(p)});
-      s.queue_.add_or_update(p, clock::now());
+      s.queue_.add_or_update(p, clock::now(), s.pods_->last_read());
       TS_LOG(5, "Pod moved to an internal scheduling queue", {"pod", key(p)}, {"event", "PodAdd"}, {"queue", "Active"});
       s.wake();
     }
@@ -55,7 +55,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
       }
     } else if (s.responsible_for(now)) {
       if (!s.responsible_for(old) || scheduling_spec_changed(old, now)) {
-        s.queue_.add_or_update(now, clock::now());
+        s.queue_.add_or_update(now, clock::now(), s.pods_->last_read());
         s.wake();
       }
     } else {
@@ -131,7 +131,8 @@ Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opt
       rng_(opts_.seed),
       search_{opts_.percentage_of_nodes_to_score, 0},
       pod_events_(std::make_unique<PodEvents>(*this)),
-      node_events_(std::make_unique<NodeEvents>(*this)) {
+      node_events_(std::make_unique<NodeEvents>(*this)),
+      post_slots_(static_cast<std::size_t>(std::max(1, opts_.bind_parallelism))) {
   events_.set_busy([this] { return stats_.binds_in_flight > 0 || queue_.active_size() > 0; });
   // A FailedScheduling still applies only to the very pod it was about,
   // still unbound and undecided: the informer holds it under its name with

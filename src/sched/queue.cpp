@@ -55,12 +55,13 @@ void Queue::to_active_or_backoff(Entry& e, const std::string& uid, clock::time_p
     to_backoff(e, uid, Where::backoff);
 }
 
-void Queue::add_or_update(const kube::Pod& pod, clock::time_point now) {
+void Queue::add_or_update(const kube::Pod& pod, clock::time_point now, clock::time_point arrived) {
   auto it = entries_.find(pod.uid);
   if (it == entries_.end()) {
     Entry e;
     e.pod = pod;
     e.first_queued = now;
+    e.arrived = arrived == clock::time_point{} ? now : arrived;
     e.queued = now;
     auto [ins, ok] = entries_.emplace(pod.uid, std::move(e));
     to_active(ins->second, pod.uid);
@@ -111,7 +112,7 @@ std::optional<Queue::Item> Queue::pop(clock::time_point) {
   e.where = Where::in_flight;
   ++e.attempts;
   e.popped_at_cycle = move_cycle_;
-  return Item{e.pod, e.attempts, e.first_queued};
+  return Item{e.pod, e.attempts, e.first_queued, e.arrived, e.queued};
 }
 
 void Queue::done(const std::string& uid) {

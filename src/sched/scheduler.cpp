@@ -24,6 +24,13 @@ double seconds_since(clock::time_point t) { return std::chrono::duration<double>
 // Decisions in a row before the loop lets watches and binds run: a trip
 // through the loop per pod would cost more than the decision.
 constexpr int kDecisionsPerYield = 8;
+// Pods decided whose bind is not answered yet, most of them waiting for a
+// bind slot. Decisions run ahead of the POSTs (a pod decided at once is a
+// race won when its slot comes), but not without bound: each holds an
+// assumption and a coroutine frame.
+constexpr int kMaxBindsPending = 1024;
+// How often the bind connections are looked after (keep_connections_warm).
+constexpr auto kKeepWarmEvery = 15s;
 }  // namespace
 
 bool bind_conflict_was_ours(const kube::ApiError& err, const kube::Pod* now, const std::string& uid,
@@ -48,7 +55,7 @@ asio::awaitable<void> Scheduler::run_informers() {
 // A pod to decide now, if the informers have synced and a bind slot is free.
 std::optional<Queue::Item> Scheduler::next_pod(Queue::clock::time_point now) {
   queue_.flush(now);
-  if (!synced() || stats_.binds_in_flight >= opts_.bind_parallelism) return std::nullopt;
+  if (!synced() || stats_.binds_in_flight >= kMaxBindsPending) return std::nullopt;
   return queue_.pop(now);
 }
 
@@ -69,8 +76,15 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
       // One connection per bind in flight, opened before the first burst.
       co_await api_.transport().warm_up(static_cast<std::size_t>(opts_.bind_parallelism));
       warmed_up_ = true;
+      next_keep_warm_ = clock::now() + kKeepWarmEvery;
     }
     auto now = clock::now();
+    if (warmed_up_ && !keeping_warm_ && now >= next_keep_warm_) {
+      keeping_warm_ = true;
+      next_keep_warm_ = now + kKeepWarmEvery;
+      asio::co_spawn(ex, keep_connections_warm(),
+                     supervisor_.handler("bind/keep-warm", "bind/keep-warm", async::Criticality::expendable));
+    }
     auto item = next_pod(now);
     if (!item) {
       if (!co_await wakeup_.sleep_until(task, trace::points::schedule_pop, next_wake(now))) break;
@@ -85,6 +99,16 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
   }
 }
 
+// The bind connections, kept open through quiet spells: the server closes
+// one idle for 90 s, so each is replaced after 60 s idle, ahead of need.
+asio::awaitable<void> Scheduler::keep_connections_warm() {
+  struct done {
+    bool& flag;
+    ~done() { flag = false; }
+  } clear{keeping_warm_};
+  co_await api_.transport().keep_warm(static_cast<std::size_t>(opts_.bind_parallelism), 60s);
+}
+
 // Upstream's ScheduleOne: decide, assume, and hand the bind to a coroutine
 // of its own. Synchronous: the cycle never waits on the network.
 void Scheduler::schedule_one(Queue::Item item) {
@@ -92,6 +116,10 @@ void Scheduler::schedule_one(Queue::Item item) {
   TS_LOG(4, "About to try and schedule pod", {"pod", key(pod)});
   TS_LOG(3, "Attempting to schedule pod", {"pod", key(pod)});
   auto cycle_start = clock::now();
+  PodTimeline times;
+  times.arrived = item.arrived;
+  times.queued = item.queued;
+  times.popped = cycle_start;
   // Refused before any node is looked at: no node can be shown to satisfy a
   // constraint we do not evaluate.
   Decision d = opts_.ignore_unsupported_constraints || !pod.unsupported.any()
@@ -116,8 +144,14 @@ void Scheduler::schedule_one(Queue::Item item) {
   if (observer_.attempt) observer_.attempt("scheduled", cycle_seconds);
   ++stats_.binds_in_flight;
   std::string task = "bind/" + key(pod);
-  BindRequest req{std::move(item.pod), std::move(d.node), d.evaluated_nodes,
-                  d.feasible_nodes,    item.attempts,     item.first_queued};
+  times.decided = clock::now();
+  BindRequest req{std::move(item.pod),
+                  std::move(d.node),
+                  d.evaluated_nodes,
+                  d.feasible_nodes,
+                  item.attempts,
+                  item.first_queued,
+                  times};
   asio::co_spawn(api_.transport().executor(), bind(std::move(req)),
                  supervisor_.handler("bind", std::move(task), async::Criticality::expendable));
 }
@@ -153,10 +187,21 @@ asio::awaitable<void> Scheduler::bind(BindRequest req) {
     }
   } guard{*this, req};
   TS_LOG(3, "Attempting to bind pod to node", {"pod", key(req.pod)}, {"node", req.node});
+  if (!co_await post_slots_.acquire(task, trace::points::bind_slot)) co_return;  // stopping: undone by the guard
+  struct give_back {
+    async::Slots& slots;
+    ~give_back() { slots.release(); }
+  } slot{post_slots_};
+  req.times.slotted = clock::now();
   kube::RequestLimits limits;
   limits.may_send = bind_gate_;
+  kube::RequestTrace sent;
   auto r = co_await trace::traced(task, trace::points::bind_post,
-                                  api_.bind(req.pod.ns, req.pod.name, req.pod.uid, req.node, std::move(limits)));
+                                  api_.bind(req.pod.ns, req.pod.name, req.pod.uid, req.node, std::move(limits), &sent));
+  req.times.admitted = sent.admitted;
+  req.times.connected = sent.connected;
+  req.times.fresh_connection = sent.fresh_connection;
+  req.times.answered = clock::now();
   if (!r && !co_await replayed_bind_was_ours(task, req, r.error())) {
     guard.settled = true;
     handle_bind_failure(req, r.error());
@@ -188,7 +233,20 @@ void Scheduler::finish_binding(const BindRequest& req) {
   queue_.done(req.pod.uid);  // stays out of the queue; the watch will confirm it
   TS_LOG(2, "Successfully bound pod to node", {"pod", key(req.pod)}, {"node", req.node},
          {"evaluatedNodes", req.evaluated_nodes}, {"feasibleNodes", req.feasible_nodes});
+  report_latency(req);
   events_.scheduled(req.pod, req.node);
+}
+
+// One line per bound pod at -v=5, and the stage histograms: where the time
+// between the watch event and the 201 went.
+void Scheduler::report_latency(const BindRequest& req) {
+  if (observer_.stages) observer_.stages(req.times);
+  if (!log::enabled(5)) return;
+  auto s = stage_seconds(req.times);
+  auto ms = [&](std::size_t i) { return s[i] * 1e3; };
+  TS_LOG(5, "Pod bound: milliseconds by stage", {"pod", key(req.pod)}, {"decode", ms(0)}, {"queue", ms(1)},
+         {"decide", ms(2)}, {"slot", ms(3)}, {"limiter", ms(4)}, {"connect", ms(5)}, {"post", ms(6)}, {"total", ms(7)},
+         {"freshConnection", req.times.fresh_connection});
 }
 
 void Scheduler::handle_bind_failure(const BindRequest& req, const kube::ApiError& err) {
@@ -242,6 +300,7 @@ void Scheduler::stop_scheduling() { wakeup_.stop(); }
 
 void Scheduler::stop() {
   wakeup_.stop();
+  post_slots_.close();  // binds still waiting for a slot give up (undone, requeued)
   pods_->stop();
   nodes_->stop();
   events_.stop();

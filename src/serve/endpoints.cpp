@@ -9,6 +9,7 @@ struct Families {
   CounterFamily& attempts;
   HistogramFamily& attempt_duration;
   HistogramFamily& sli;
+  HistogramFamily& stages;
   GaugeFamily& pending;
   CounterFamily& conflicts;
   CounterFamily& bind_errors;
@@ -32,6 +33,11 @@ Families register_families(Registry& reg, bool leader_election) {
                     "E2e latency for a pod being scheduled, from the time the pod enters the "
                     "scheduling queue until it is bound, by the number of attempts.",
                     sli_duration_buckets(), {"attempts"}),
+      reg.histogram("toysched_pod_scheduling_stage_duration_seconds",
+                    "Where a bound pod's time went, by stage: decode (watch read to queue), queue, decide, "
+                    "slot (waiting for a bind slot), limiter (client rate limit), connect (a connection in hand), "
+                    "post (the binding request), total (watch read to the binding's answer).",
+                    stage_duration_buckets(), {"stage"}),
       reg.gauge("scheduler_pending_pods", "Number of pending pods, by the queue type.", {"queue"}),
       reg.counter("toysched_bind_conflicts_total",
                   "Binds refused with 409: another scheduler bound the pod first (a lost race)."),
@@ -113,7 +119,12 @@ void register_metrics(Registry& reg, Sources& src) {
       sched::SchedulerObserver{[&h = f.attempt_duration, profile](const char* result, double seconds) {
                                  h.with({result, profile}).observe(seconds);
                                },
-                               [&h = f.sli](int n, double seconds) { h.with({std::to_string(n)}).observe(seconds); }});
+                               [&h = f.sli](int n, double seconds) { h.with({std::to_string(n)}).observe(seconds); },
+                               [&h = f.stages](const sched::PodTimeline& t) {
+                                 auto s = sched::stage_seconds(t);
+                                 for (std::size_t i = 0; i < s.size(); ++i)
+                                   h.with({std::string(sched::stage_names[i])}).observe(s[i]);
+                               }});
   reg.on_collect([f, &src, profile]() mutable {
     collect_scheduler(f, src, profile);
     collect_clients(f, src);

@@ -1,20 +1,27 @@
-// The two loop helpers every task uses: Wakeup (sleep until a time, a wake
-// or a stop) and Supervisor (what a task's exception does).
+// The loop helpers tasks use: Wakeup (sleep until a time, a wake or a
+// stop), Supervisor (what a task's exception does) and Slots (at most N
+// holders, the rest in line).
 #include <doctest/doctest.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
+#include <memory>
 #include <stdexcept>
+#include <vector>
 
+#include "toysched/async/slots.hpp"
 #include "toysched/async/supervisor.hpp"
 #include "toysched/async/wakeup.hpp"
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using toysched::async::Criticality;
+using toysched::async::Slots;
 using toysched::async::Supervisor;
 using toysched::async::Wakeup;
 namespace trace = toysched::trace;
@@ -119,4 +126,79 @@ TEST_CASE("Supervisor: a critical task's exception is a dead scheduler, reported
 TEST_CASE("describe() names a non-standard exception rather than failing") {
   CHECK(toysched::async::describe(std::make_exception_ptr(42)).find("not a std::exception") != std::string::npos);
   CHECK(toysched::async::describe(std::make_exception_ptr(std::runtime_error("x"))) == "x");
+}
+
+namespace {
+// A holder that takes a slot, records when, and gives it back when told.
+struct Holder {
+  int id;
+  bool got = false, refused = false;
+  bool release_now = false;
+};
+asio::awaitable<void> hold(Slots& slots, Holder& h, std::vector<int>& order, asio::steady_timer& tick) {
+  trace::TaskScope task("test/slot");
+  if (!co_await slots.acquire(task, trace::points::bind_slot)) {
+    h.refused = true;
+    co_return;
+  }
+  h.got = true;
+  order.push_back(h.id);
+  while (!h.release_now) {
+    tick.expires_after(1ms);
+    co_await tick.async_wait(asio::use_awaitable);
+  }
+  slots.release();
+}
+}  // namespace
+
+// n holders (ids 1..n) started in order on one loop, all asking for a slot.
+struct Line {
+  asio::io_context io;
+  Slots slots;
+  std::vector<Holder> hs;
+  std::vector<int> order;  // ids in the order they got a slot
+  std::vector<std::unique_ptr<asio::steady_timer>> ticks;
+  Line(std::size_t limit, int n) : slots(limit) {
+    for (int i = 1; i <= n; ++i) hs.push_back(Holder{i});
+    for (auto& h : hs) start(h);
+  }
+  void start(Holder& h) {
+    ticks.push_back(std::make_unique<asio::steady_timer>(io));
+    asio::co_spawn(io, hold(slots, h, order, *ticks.back()), asio::detached);
+  }
+};
+
+TEST_CASE("Slots: at most the limit hold at once; the rest get theirs in arrival order") {
+  Line l(2, 4);
+  l.io.run_for(20ms);
+  CHECK(l.order == std::vector<int>{1, 2});
+  CHECK(l.slots.held() == 2);
+  CHECK(l.slots.waiting() == 2);
+  l.hs[1].release_now = true;  // 2 leaves: 3, the first in line, gets its slot
+  l.io.run_for(20ms);
+  CHECK(l.order == std::vector<int>{1, 2, 3});
+  CHECK(l.slots.held() == 2);
+  CHECK(l.slots.waiting() == 1);
+  for (auto& h : l.hs) h.release_now = true;
+  l.io.run_for(50ms);
+  CHECK(l.order == std::vector<int>{1, 2, 3, 4});
+  CHECK(l.slots.held() == 0);
+  CHECK(l.slots.waiting() == 0);
+}
+
+TEST_CASE("Slots: close() refuses every waiter and every later acquire") {
+  Line l(1, 3);
+  l.io.run_for(20ms);
+  CHECK(l.order == std::vector<int>{1});
+  l.slots.close();
+  l.io.run_for(20ms);
+  CHECK(l.hs[1].refused);
+  CHECK(l.hs[2].refused);
+  CHECK(l.slots.waiting() == 0);
+  Holder late{4};
+  l.start(late);
+  l.hs[0].release_now = true;
+  l.io.run_for(20ms);
+  CHECK(late.refused);
+  CHECK(l.order == std::vector<int>{1});
 }

@@ -63,7 +63,8 @@ class Api {
 
   // POST pods/NAME/binding with the pod's UID as a precondition.
   boost::asio::awaitable<api_result<void>> bind(std::string_view ns, std::string_view name, std::string_view uid,
-                                                std::string_view node, RequestLimits limits = {});
+                                                std::string_view node, RequestLimits limits = {},
+                                                RequestTrace* trace = nullptr);
 
   // GET one pod: the server's copy, when the watch's may lag.
   boost::asio::awaitable<api_result<Pod>> get_pod(std::string_view ns, std::string_view name,

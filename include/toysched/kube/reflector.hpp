@@ -258,11 +258,17 @@ class Reflector {
 
   const Store<T>& store() const noexcept { return store_; }
   bool synced() const noexcept { return synced_; }
+  // A watch is open (the server answered 200): changes reach the handler as
+  // they happen. False while listing, backing off or re-opening.
+  bool watching() const noexcept { return watching_; }
   // List and watch failures only at -v=4: for an owner that reports the
   // same failure itself (the elector's GET of the same Lease).
   void set_quiet() noexcept { quiet_ = true; }
   const ReflectorStats& stats() const noexcept { return stats_; }
   const std::string& resource_version() const noexcept { return rv_; }
+  // When the read (or list) whose objects are being handed to the handler
+  // returned: the handler's "arrived" for the latency by stage.
+  std::chrono::steady_clock::time_point last_read() const noexcept { return last_read_; }
 
  private:
   boost::asio::awaitable<bool> list();
@@ -300,6 +306,8 @@ class Reflector {
   bool unreachable_ = false;  // the last list or watch request got no response at all
   bool quiet_ = false;
   bool synced_ = false;
+  std::chrono::steady_clock::time_point last_read_{};
+  bool watching_ = false;
   ReflectorStats stats_;
   std::unique_ptr<Stream> stream_;    // the open watch, so stop() can close it
   trace::TaskScope* task_ = nullptr;  // `watch/<resource>`, alive while run() is

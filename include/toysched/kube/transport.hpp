@@ -46,12 +46,21 @@ struct RequestLimits {
   std::function<bool()> may_send;
 };
 
+// When a request passed each gate, for callers that report latency by stage
+// (the bind path's per-pod line and histograms). Filled by request().
+struct RequestTrace {
+  std::chrono::steady_clock::time_point admitted;   // the rate limiter let it go
+  std::chrono::steady_clock::time_point connected;  // a connection in hand: the write starts
+  bool fresh_connection = false;                    // that connection was opened for it (TCP + TLS)
+};
+
 struct HttpRequest {
   boost::beast::http::verb verb = boost::beast::http::verb::get;
   std::string target;  // path and query, e.g. /api/v1/pods?limit=500
   std::string body;
   std::string content_type;  // default application/json when there is a body
   RequestLimits limits;
+  RequestTrace* trace = nullptr;  // optional; must outlive the request
 };
 
 struct HttpResponse {
@@ -103,6 +112,12 @@ class Transport {
   // Opens connections until n are idle in the pool, so the first burst of
   // requests (a race for binds) pays no TCP and TLS handshakes.
   boost::asio::awaitable<void> warm_up(std::size_t n);
+
+  // Keeps n connections warm: drops idle ones the server closed or is about
+  // to close (idle for max_idle; kube-apiserver closes HTTP/1.1 connections
+  // idle for 90 s), then opens new ones up to n. Run now and then, so a
+  // burst after a quiet spell finds its connections open.
+  boost::asio::awaitable<void> keep_warm(std::size_t n, std::chrono::milliseconds max_idle);
 
   // Whether the server answers at all (GET /readyz → 200 within a second or
   // two), outside the rate limit: a reflector whose request got no answer

@@ -60,8 +60,9 @@ class Queue {
   Queue() : Queue(Options{}) {}
   explicit Queue(Options o) : opts_(o) {}
 
-  // A pending pod of ours appeared or changed.
-  void add_or_update(const kube::Pod& pod, clock::time_point now);
+  // A pending pod of ours appeared or changed; `arrived`: when the watch read
+  // (or list) that carried it returned, for the latency by stage (default: now).
+  void add_or_update(const kube::Pod& pod, clock::time_point now, clock::time_point arrived = {});
   // Deleted, or bound (by us or anyone): gone from the queue for good.
   void remove(const std::string& uid);
 
@@ -69,6 +70,8 @@ class Queue {
     kube::Pod pod;
     int attempts = 0;                // scheduling attempts so far (incl. this one)
     clock::time_point first_queued;  // for the SLI: creation → bound
+    clock::time_point arrived;       // the watch read that first brought the pod (latency by stage)
+    clock::time_point queued;        // added, or back from its last attempt
   };
   // The next pod to schedule, now in flight: the head of activeQ, else the
   // head of backoffQ; nothing if both are empty.
@@ -102,6 +105,7 @@ class Queue {
     std::uint64_t seq = 0;     // FIFO among equal priority and time
     clock::time_point queued;  // added, or back from its last attempt (age order)
     clock::time_point first_queued;
+    clock::time_point arrived;
     clock::time_point backoff_until;  // set once per failure, from its time
     clock::time_point unschedulable_since;
     std::uint64_t popped_at_cycle = 0;

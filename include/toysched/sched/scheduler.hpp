@@ -1,7 +1,7 @@
 // The scheduler: informers feed the cache and the queue; one task pops pods
 // and decides (synchronous CPU work, no I/O); each decision's bind runs as a
-// coroutine of its own, at most bind_parallelism at once, so the cycle never
-// waits on the network. Upstream's ScheduleOne, split the same way:
+// coroutine of its own, which takes one of bind_parallelism slots before its
+// POST, so the cycle never waits on the network or on other binds. Upstream's ScheduleOne, split the same way:
 //
 //   watch/nodes ─┐                  (event_handlers.cpp: they only route)
 //   watch/pods ──┼─► Cache ◄──── assume ──┐
@@ -23,6 +23,7 @@
 #include <random>
 #include <string>
 
+#include "toysched/async/slots.hpp"
 #include "toysched/async/supervisor.hpp"
 #include "toysched/async/wakeup.hpp"
 #include "toysched/kube/api.hpp"
@@ -30,6 +31,7 @@
 #include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/cache.hpp"
 #include "toysched/sched/events.hpp"
+#include "toysched/sched/latency.hpp"
 #include "toysched/sched/queue.hpp"
 #include "toysched/trace/tasks.hpp"
 
@@ -50,6 +52,8 @@ struct SchedulerObserver {
   std::function<void(const char* result, double seconds)> attempt;
   // A pod bound: its attempts and the time from first queued to bound.
   std::function<void(int attempts, double seconds)> bound;
+  // A pod bound: where its time went, stage by stage (latency.hpp).
+  std::function<void(const PodTimeline&)> stages;
 };
 
 struct SchedulerStats {
@@ -59,7 +63,7 @@ struct SchedulerStats {
   std::uint64_t binds_ok = 0;
   std::uint64_t bind_conflicts = 0;  // 409: another scheduler was first
   std::uint64_t bind_errors = 0;
-  int binds_in_flight = 0;
+  int binds_in_flight = 0;  // decided, bind not answered yet (waiting for a slot included)
 };
 
 // A bind answered 409 was our own when the transport had sent it twice (its
@@ -113,6 +117,7 @@ class Scheduler {
     int feasible_nodes = 0;
     int attempts = 0;
     Queue::clock::time_point first_queued;
+    PodTimeline times;
   };
 
   bool responsible_for(const kube::Pod& p) const;
@@ -122,11 +127,13 @@ class Scheduler {
   std::optional<Queue::Item> next_pod(Queue::clock::time_point now);
   Queue::clock::time_point next_wake(Queue::clock::time_point now) const;
   void schedule_one(Queue::Item item);
+  boost::asio::awaitable<void> keep_connections_warm();
   void handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds);
   boost::asio::awaitable<void> bind(BindRequest req);
   boost::asio::awaitable<bool> replayed_bind_was_ours(trace::TaskScope& task, const BindRequest& req,
                                                       const kube::ApiError& err);
   void finish_binding(const BindRequest& req);
+  void report_latency(const BindRequest& req);
   void handle_bind_failure(const BindRequest& req, const kube::ApiError& err);
   // The pod (ns/name) as the pod informer last saw it, or nullptr.
   const kube::Pod* informer_pod(const kube::Pod& p) const;
@@ -147,7 +154,10 @@ class Scheduler {
   std::unique_ptr<kube::Reflector<kube::Node>> nodes_;
   async::Wakeup wakeup_;  // the scheduling loop's sleep: woken by pod/node events and finished binds
   std::function<bool()> bind_gate_;
+  async::Slots post_slots_;  // bind_parallelism: POSTs (and connections) in flight
   bool warmed_up_ = false;
+  bool keeping_warm_ = false;  // a keep_connections_warm task is running
+  Queue::clock::time_point next_keep_warm_{};
 };
 
 }  // namespace toysched::sched

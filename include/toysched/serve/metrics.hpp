@@ -32,6 +32,7 @@ std::vector<double> exponential_buckets(double start, double factor, int count);
 // and scheduler_pod_scheduling_sli_duration_seconds (10 ms x2, 20).
 std::vector<double> attempt_duration_buckets();
 std::vector<double> sli_duration_buckets();
+std::vector<double> stage_duration_buckets();
 
 class Counter {
  public:

@@ -99,6 +99,16 @@ assert value("toysched_binds_in_flight") == 0
 assert value("toysched_bind_conflicts") == 0
 posts = value("toysched_api_requests", verb="POST", code="201")
 assert posts >= 32, posts
+# Latency by stage: one observation per bound pod in every stage; with 20
+# binds/s and no burst, the client's rate limiter is where 30 binds waited.
+stages = {}
+for s in fams["toysched_pod_scheduling_stage_duration_seconds"].samples:
+    if s.name.endswith("_count") or s.name.endswith("_sum"):
+        stages.setdefault(s.labels["stage"], {})[s.name.rsplit("_", 1)[1]] = s.value
+assert set(stages) == {"decode", "queue", "decide", "slot", "limiter", "connect", "post", "total"}, stages
+assert all(v["count"] == scheduled for v in stages.values()), stages
+assert stages["limiter"]["sum"] > 0.5, stages["limiter"]           # 30 binds at 20/s: about 1.5 s in all
+assert stages["total"]["sum"] >= stages["limiter"]["sum"] + stages["post"]["sum"], stages
 print("metrics: scheduled=%d unschedulable=%d error=%d POST 201=%d" % (scheduled, unschedulable, error, posts))
 PY
 pass "/metrics parses (prometheus_client) and agrees: attempts = scheduled + unschedulable + errors"

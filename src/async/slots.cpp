@@ -1,0 +1,52 @@
+#include "toysched/async/slots.hpp"
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace toysched::async {
+
+namespace asio = boost::asio;
+
+asio::awaitable<bool> Slots::acquire(trace::TaskScope& task, trace::Point point) {
+  if (closed_) co_return false;
+  if (held_ < limit_ && waiters_.empty()) {
+    ++held_;
+    co_return true;
+  }
+  asio::steady_timer timer(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
+  Waiter me{&timer};
+  waiters_.push_back(&me);
+  struct leave_line {
+    Slots& s;
+    Waiter& w;
+    // Whatever ends the wait (a grant, close, or the frame destroyed at
+    // shutdown), the line must not keep a pointer into this frame.
+    ~leave_line() {
+      auto it = std::find(s.waiters_.begin(), s.waiters_.end(), &w);
+      if (it != s.waiters_.end()) s.waiters_.erase(it);
+    }
+  } guard{*this, me};
+  co_await trace::traced(task, point, timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+  co_return me.granted;  // release() counted the slot as ours already
+}
+
+void Slots::release() noexcept {
+  if (!waiters_.empty() && !closed_) {
+    Waiter* w = waiters_.front();
+    waiters_.pop_front();
+    w->granted = true;  // the slot passes on: held_ stays the same
+    w->timer->cancel();
+    return;
+  }
+  if (held_ > 0) --held_;
+}
+
+void Slots::close() noexcept {
+  closed_ = true;
+  for (Waiter* w : waiters_) w->timer->cancel();
+  waiters_.clear();
+}
+
+}  // namespace toysched::async
