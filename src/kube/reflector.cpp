@@ -1,5 +1,9 @@
 #include "toysched/kube/reflector.hpp"
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include "toysched/kube/watch_framer.hpp"
 #include "toysched/log/log.hpp"
 
@@ -134,7 +138,7 @@ void Reflector<T>::log_undecodable(const Undecodable& u) const {
 }
 
 template <class T>
-std::optional<WatchEnd> Reflector<T>::apply_events(WatchFramer& framer) {
+std::optional<WatchEnd> Reflector<T>::apply_events(WatchFramer& framer, bool& turn) {
   std::string line;
   while (framer.next_line(line)) {
     auto ev = decode_event<T>(decoder_, line);
@@ -160,6 +164,10 @@ std::optional<WatchEnd> Reflector<T>::apply_events(WatchFramer& framer) {
       case EventType::modified:
         rv_ = ResourceTraits<T>::rv(ev->object);
         store_.add_or_update(std::move(ev->object), handler_);
+        if (handler_.take_turn()) {
+          turn = true;  // the rest of this read after the loop has had its turn
+          return std::nullopt;
+        }
         break;
       case EventType::deleted:
         rv_ = ResourceTraits<T>::rv(ev->object);
@@ -183,8 +191,13 @@ asio::awaitable<WatchEnd> Reflector<T>::read_events(WatchFramer& framer) {
   const auto started = std::chrono::steady_clock::now();
   const auto events_before = stats_.events;
   for (;;) {
-    if (auto decided = apply_events(framer)) co_return *decided;
+    bool turn = false;
+    if (auto decided = apply_events(framer, turn)) co_return *decided;
     if (wakeup_.stopped()) break;
+    if (turn) {
+      co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
+      continue;
+    }
     if (framer.done()) {
       end.how = StreamEnd::How::response_complete;
       break;
@@ -202,7 +215,10 @@ asio::awaitable<WatchEnd> Reflector<T>::read_events(WatchFramer& framer) {
     if (!*more) {
       // The connection ended: deliver what the last read brought, then
       // decide by how much of the response had arrived.
-      if (auto decided = apply_events(framer)) co_return *decided;
+      for (bool turn = true; turn;) {
+        turn = false;
+        if (auto decided = apply_events(framer, turn)) co_return *decided;
+      }
       end.how = !framer.finish() ? StreamEnd::How::cut_inside_event
                 : framer.done()  ? StreamEnd::How::response_complete
                                  : StreamEnd::How::closed_early;

@@ -1,6 +1,8 @@
 // The informers' handlers (kube-scheduler's eventhandlers.go): they only
 // route. Bound pods go to the cache, our pending pods to the queue, and a
 // change that could make room wakes the pods waiting for one.
+#include <utility>
+
 #include "toysched/log/log.hpp"
 #include "toysched/sched/scheduler.hpp"
 
@@ -30,6 +32,12 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
   Scheduler& s;
   explicit PodEvents(Scheduler& sch) : s(sch) {}
 
+  // A pod of ours was queued during this watch read: the scheduling loop
+  // gets its turn before the read's next event is decoded, so the pod is
+  // decided and its bind sent now, not after the whole read is handled.
+  bool queued = false;
+  bool take_turn() override { return std::exchange(queued, false) && s.synced(); }
+
   void on_add(const kube::Pod& p) override {
     if (!p.node_name.empty()) {
       TS_LOG(3, "Add event for scheduled pod", {"pod", key(p)}, {"node", p.node_name});
@@ -39,6 +47,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
       TS_LOG(3, "Add event for unscheduled pod", {"pod", key(p)});
       s.queue_.add_or_update(p, clock::now(), s.pods_->last_read());
       TS_LOG(5, "Pod moved to an internal scheduling queue", {"pod", key(p)}, {"event", "PodAdd"}, {"queue", "Active"});
+      queued = true;
       s.wake();
     }
   }
@@ -56,6 +65,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
     } else if (s.responsible_for(now)) {
       if (!s.responsible_for(old) || scheduling_spec_changed(old, now)) {
         s.queue_.add_or_update(now, clock::now(), s.pods_->last_read());
+        queued = true;
         s.wake();
       }
     } else {

@@ -63,6 +63,11 @@ struct Handler {
   // none), as if the change had not happened. `deleted`: a DELETED event
   // for an object never read (one with a copy arrives as on_delete(copy)).
   virtual void on_undecodable(const Undecodable& u, const T* last, bool deleted) { (void)u, (void)last, (void)deleted; }
+  // Asked after each event of a watch read: true lets the rest of the loop
+  // run before the next event of the same read is handled (the scheduler:
+  // a pod just queued is decided and its bind sent before the remaining
+  // events are decoded). Taking the turn resets the handler's wish.
+  virtual bool take_turn() { return false; }
 };
 
 // The local copy, keyed like the API (ns/name), with the deltas each change
@@ -278,7 +283,8 @@ class Reflector {
   // Delivers the events of an open stream until it ends.
   boost::asio::awaitable<WatchEnd> read_events(WatchFramer& framer);
   // The events the framer holds: nullopt to go on, else how the watch ends.
-  std::optional<WatchEnd> apply_events(WatchFramer& framer);
+  // Stops early with `turn` set when the handler asks for the loop's turn.
+  std::optional<WatchEnd> apply_events(WatchFramer& framer, bool& turn);
   // An object that could not be decoded: logged at error level when its
   // key turns undecodable, at -v=4 while it stays so (relists, new RVs).
   void log_undecodable(const Undecodable& u) const;
