@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The secure port against the real API server (issue 18): HTTPS with our own
+# certificate file, delegated authentication (TokenReview) and authorization
+# (SubjectAccessReview). /healthz /livez /readyz open; /metrics and /debug/*
+# 401 without a token or with a bad one, 403 for a user RBAC does not allow,
+# 200 for one it does and for the scheduler's own token; answers cached; the
+# plain loopback port still open for local use. All at -v=10, and no token
+# and no byte of the private key in any output.
+source "$(dirname "$0")/../lib.sh"
+use_shared_lab
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# Users: two ServiceAccounts of this test's namespace; RBAC lets only
+# "reader" GET /metrics and /debug/* (not PUT /debug/flags/v).
+for sa in nobody reader; do k -n "$NS" create serviceaccount "$sa" >/dev/null; done
+k create clusterrole "$NS-endpoints" --verb=get --non-resource-url=/metrics --non-resource-url='/debug/*' >/dev/null
+on_exit k delete clusterrole "$NS-endpoints" '>/dev/null'
+k create clusterrolebinding "$NS-endpoints" --clusterrole="$NS-endpoints" --serviceaccount="$NS:reader" >/dev/null
+on_exit k delete clusterrolebinding "$NS-endpoints" '>/dev/null'
+NOBODY=$(k -n "$NS" create token nobody --duration=1h)
+READER=$(k -n "$NS" create token reader --duration=1h)
+# The scheduler's own credentials: the lab's token kubeconfig (system:masters).
+OWN=$(k config view --raw --minify -o jsonpath='{.users[0].user.token}')
+[ -n "$OWN" ] || fail "the lab's kubeconfig has no token"
+BAD=not-a-token-$RANDOM$RANDOM
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
+  -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$TEST_TMP/tls.key" -out "$TEST_TMP/tls.crt" 2>/dev/null
+SPORT=$(free_port)
+start_toy "$TEST_TMP/toy.log" -v=10 --secure-port="$SPORT" --bind-address=127.0.0.1 \
+  --tls-cert-file="$TEST_TMP/tls.crt" --tls-private-key-file="$TEST_TMP/tls.key"
+port=$(toy_port "$TEST_TMP/toy.log")
+wait_until 10 "serving securely" "grep -q 'Serving securely' '$TEST_TMP/toy.log'"
+url=https://localhost:$SPORT
+
+# code METHOD PATH [TOKEN] [curl args]: the HTTP status; the body in $TEST_TMP/body.
+code() {
+  local method=$1 path=$2 token=${3:-}
+  local auth=()
+  [ -n "$token" ] && auth=(-H "Authorization: Bearer $token")
+  curl -s --cacert "$TEST_TMP/tls.crt" -o "$TEST_TMP/body" -w '%{http_code}' -m 10 -X "$method" "${auth[@]}" \
+    "${@:4}" "$url$path"
+}
+expect() {  # expect WANT METHOD PATH [TOKEN] [curl args]
+  local want=$1 got; shift
+  got=$(code "$@")
+  [ "$got" = "$want" ] || fail "$1 $2 (token ${3:+given}): HTTP $got, want $want: $(head -c 300 "$TEST_TMP/body")"
+}
+
+# The certificate served is the file's (curl verifies it against that file).
+wait_until 20 "ready over HTTPS" '[ "$(code GET /readyz)" = 200 ]'
+for p in /healthz /livez /readyz; do expect 200 GET $p; done
+pass "/healthz /livez /readyz: 200 without a token, over HTTPS with --tls-cert-file's certificate"
+
+for p in /metrics /debug/cache /debug/tasks; do
+  expect 401 GET $p
+  expect 401 GET $p "$BAD"
+done
+expect 401 PUT /debug/flags/v "" --data 3
+grep -q '"reason":"Unauthorized"' "$TEST_TMP/body" || fail "the 401 is not a Status: $(cat "$TEST_TMP/body")"
+expect 401 GET /healthz "$BAD"   # as upstream: a token that is sent must be good, even there
+pass "/metrics /debug/cache /debug/tasks PUT /debug/flags/v: 401 without a token and with a bad one"
+
+for p in /metrics /debug/cache; do expect 403 GET $p "$NOBODY"; done
+grep -qF "forbidden: User \\\"system:serviceaccount:$NS:nobody\\\" cannot get path \\\"/debug/cache\\\"" "$TEST_TMP/body" ||
+  fail "the 403 does not say who and what: $(cat "$TEST_TMP/body")"
+expect 403 PUT /debug/flags/v "$READER" --data 3
+pass "403 for a user RBAC does not allow (and for PUT /debug/flags/v by a user allowed only to get)"
+
+expect 200 GET /metrics "$READER"
+grep -q '^scheduler_schedule_attempts_total' "$TEST_TMP/body" || fail "/metrics as reader: not the metrics"
+expect 200 GET /debug/cache "$READER"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))["assumed"]' "$TEST_TMP/body" || fail "/debug/cache is not the cache"
+expect 200 GET /debug/cache "$OWN"
+expect 200 PUT /debug/flags/v "$OWN" --data 10
+grep -q 'successfully set klog.logging.verbosity to 10' "$TEST_TMP/body" || fail "PUT /debug/flags/v: $(cat "$TEST_TMP/body")"
+pass "200 for the user RBAC allows, and for the scheduler's own token (GET /debug/cache, PUT /debug/flags/v)"
+
+# Cached: 5 more requests with the reader's token within the 10 s TTL make
+# no TokenReview and no SubjectAccessReview (the transport logs each request
+# it sends at -v=6).
+reviews() { grep -c 'Sending request.*\(tokenreviews\|subjectaccessreviews\)' "$TEST_TMP/toy.log" || true; }
+expect 200 GET /metrics "$READER"  # within the TTL from here on
+before=$(reviews)
+for _ in 1 2 3 4 5; do expect 200 GET /metrics "$READER"; done
+after=$(reviews)
+[ "$before" -ge 4 ] && [ "$after" = "$before" ] || fail "reviews sent: $before before, $after after 5 cached requests"
+pass "answers cached: $before reviews for the requests above, none for 5 repeats"
+
+# The plain port, loopback only, for local use: no authentication.
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/debug/cache")" = 200 ] || fail "plain /debug/cache"
+bad=$("$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" --secure-port=0 --metrics-bind-address=0.0.0.0:0 2>&1) &&
+  fail "plain HTTP on 0.0.0.0 was accepted"
+[[ $bad == *"loopback only"* ]] || fail "plain HTTP on 0.0.0.0: $bad"
+pass "--metrics-bind-address: plain HTTP on loopback; refused on 0.0.0.0 ($bad)"
+
+# Nothing secret in any output, at -v=10: no token, no line of the key.
+kill -TERM "$TOY_PID"; wait "$TOY_PID" || fail "exit $? on SIGTERM"
+grep -q 'tokenreviews' "$TEST_TMP/toy.log" || fail "no review in the -v=10 log: is it the right log?"
+for t in "$OWN" "$NOBODY" "$READER" "$BAD"; do
+  ! grep -qF "$t" "$TEST_TMP/toy.log" || fail "a token is in the log"
+done
+while read -r line; do
+  ! grep -qF "$line" "$TEST_TMP/toy.log" || fail "a line of the private key is in the log"
+done < <(grep -v -- '-----' "$TEST_TMP/tls.key")
+pass "$(wc -l <"$TEST_TMP/toy.log") lines at -v=10: none holds a token or a line of the private key"
