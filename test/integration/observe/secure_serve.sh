@@ -94,11 +94,38 @@ bad=$("$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" --secure-port=0 --met
 [[ $bad == *"loopback only"* ]] || fail "plain HTTP on 0.0.0.0: $bad"
 pass "--metrics-bind-address: plain HTTP on loopback; refused on 0.0.0.0 ($bad)"
 
+# --authorization-kubeconfig: the reviews of authorization go where it says,
+# here as "nobody", whom the API server does not let create reviews: the
+# request fails with 500 and the log says why (authentication, with the
+# scheduler's own credentials, still works: the error is the SAR's).
+server=$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+ca=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+cat >"$TEST_TMP/nobody.kubeconfig" <<YAML
+apiVersion: v1
+kind: Config
+clusters: [{name: lab, cluster: {server: "$server", certificate-authority-data: "$ca"}}]
+users: [{name: nobody, user: {token: "$NOBODY"}}]
+contexts: [{name: nobody, context: {cluster: lab, user: nobody}}]
+current-context: nobody
+YAML
+SPORT2=$(free_port)
+"$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" --secure-port="$SPORT2" --bind-address=127.0.0.1 -v=10 \
+  --authorization-kubeconfig="$TEST_TMP/nobody.kubeconfig" >"$TEST_TMP/toy2.log" 2>&1 &
+TOY2=$!
+on_exit "kill -TERM $TOY2 2>/dev/null; wait $TOY2 2>/dev/null"
+code2() { curl -sk -o "$TEST_TMP/body" -w '%{http_code}' -m 10 -H "Authorization: Bearer $READER" "https://127.0.0.1:$SPORT2$1"; }
+wait_until 20 "the second scheduler serves" '[ "$(curl -sk -o /dev/null -w "%{http_code}" "https://127.0.0.1:$SPORT2/healthz")" = 200 ]'
+[ "$(code2 /metrics)" = 500 ] || fail "with --authorization-kubeconfig of nobody: HTTP $(code2 /metrics), want 500"
+grep -q 'Unable to authorize the request.*SubjectAccessReview answered HTTP 403' "$TEST_TMP/toy2.log" ||
+  fail "no line saying the SubjectAccessReview was refused"
+kill -TERM "$TOY2"; wait "$TOY2" || fail "the second scheduler: exit $? on SIGTERM"
+pass "--authorization-kubeconfig is used for the reviews (as nobody: refused, 500, said in the log)"
+
 # Nothing secret in any output, at -v=10: no token, no line of the key.
 kill -TERM "$TOY_PID"; wait "$TOY_PID" || fail "exit $? on SIGTERM"
 grep -q 'tokenreviews' "$TEST_TMP/toy.log" || fail "no review in the -v=10 log: is it the right log?"
 for t in "$OWN" "$NOBODY" "$READER" "$BAD"; do
-  ! grep -qF "$t" "$TEST_TMP/toy.log" || fail "a token is in the log"
+  ! grep -qF "$t" "$TEST_TMP/toy.log" "$TEST_TMP/toy2.log" || fail "a token is in a log"
 done
 while read -r line; do
   ! grep -qF "$line" "$TEST_TMP/toy.log" || fail "a line of the private key is in the log"
