@@ -121,7 +121,10 @@ grep -q 'Unable to authorize the request.*SubjectAccessReview answered HTTP 403'
 kill -TERM "$TOY2"; wait "$TOY2" || fail "the second scheduler: exit $? on SIGTERM"
 pass "--authorization-kubeconfig is used for the reviews (as nobody: refused, 500, said in the log)"
 
-# Nothing secret in any output, at -v=10: no token, no line of the key.
+# Nothing secret in any output, at -v=10: no token, no line of the key,
+# after the scheduler has also done its work (lists, watches, binds, events).
+deployment web 3 toy-scheduler 10m
+wait_until 30 "3 pods bound" '[ "$(bound_count app=web)" = 3 ]'
 kill -TERM "$TOY_PID"; wait "$TOY_PID" || fail "exit $? on SIGTERM"
 grep -q 'tokenreviews' "$TEST_TMP/toy.log" || fail "no review in the -v=10 log: is it the right log?"
 for t in "$OWN" "$NOBODY" "$READER" "$BAD"; do
