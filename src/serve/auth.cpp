@@ -227,15 +227,16 @@ asio::awaitable<DelegatingAuth::Authn> DelegatingAuth::authenticate(std::string_
   req.limits.deadline = now + opts_.review_timeout;
   ++token_reviews_;
   auto res = co_await authn_.request(std::move(req));
-  if (!res || res->status != 201) {
+  std::optional<TokenReviewStatus> review;
+  if (res && res->status == 201) review = parse_token_review(res->body);
+  if (!review) {
     // Not cached: the next request tries again.
     TS_ERROR("Unable to authenticate the request",
              {"err", res ? "TokenReview answered HTTP " + std::to_string(res->status) : res.error().message});
     co_return Authn{};
   }
-  auto review = parse_token_review(res->body);
-  Authn out{review && review->authenticated, review ? review->user : UserInfo{}};
-  if (review && !review->authenticated) TS_LOG(4, "A bearer token was not authenticated", {"err", review->error});
+  Authn out{review->authenticated, review->user};
+  if (!review->authenticated) TS_LOG(4, "A bearer token was not authenticated", {"err", review->error});
   tokens_.put(std::move(key), out, TtlCache<Authn>::clock::now() + opts_.token_ttl, TtlCache<Authn>::clock::now());
   co_return out;
 }
