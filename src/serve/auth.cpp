@@ -99,6 +99,11 @@ std::string string_at(dom::object o, std::string_view key) {
   return std::string(s);
 }
 
+bool bool_at(dom::object o, std::string_view key) {
+  bool b = false;
+  return o[key].get_bool().get(b) == simdjson::SUCCESS && b;
+}
+
 std::optional<dom::object> status_of(dom::parser& parser, std::string_view body) {
   dom::element doc;
   if (parser.parse(body.data(), body.size()).get(doc) != simdjson::SUCCESS) return std::nullopt;
@@ -113,10 +118,7 @@ std::optional<TokenReviewStatus> parse_token_review(std::string_view body) {
   dom::parser parser;
   auto status = status_of(parser, body);
   if (!status) return std::nullopt;
-  TokenReviewStatus out;
-  bool b = false;
-  if ((*status)["authenticated"].get_bool().get(b) == simdjson::SUCCESS) out.authenticated = b;
-  out.error = string_at(*status, "error");
+  TokenReviewStatus out{bool_at(*status, "authenticated"), {}, string_at(*status, "error")};
   dom::object user;
   if ((*status)["user"].get_object().get(user) == simdjson::SUCCESS) {
     out.user.name = string_at(user, "username");
@@ -134,11 +136,7 @@ std::optional<AccessReviewStatus> parse_access_review(std::string_view body) {
   dom::parser parser;
   auto status = status_of(parser, body);
   if (!status) return std::nullopt;
-  AccessReviewStatus out;
-  bool b = false;
-  if ((*status)["allowed"].get_bool().get(b) == simdjson::SUCCESS) out.allowed = b;
-  out.reason = string_at(*status, "reason");
-  return out;
+  return AccessReviewStatus{bool_at(*status, "allowed"), string_at(*status, "reason")};
 }
 
 namespace {
