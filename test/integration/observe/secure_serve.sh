@@ -4,8 +4,9 @@
 # (SubjectAccessReview). /healthz /livez /readyz open; /metrics and /debug/*
 # 401 without a token or with a bad one, 403 for a user RBAC does not allow,
 # 200 for one it does and for the scheduler's own token; answers cached; the
-# plain loopback port still open for local use. All at -v=10, and no token
-# and no byte of the private key in any output.
+# plain loopback port still open for local use; --authorization-kubeconfig
+# used; scheduling goes on while a review waits. At -v=10, and no token and
+# no line of the private key in any output.
 source "$(dirname "$0")/../lib.sh"
 use_shared_lab
 
@@ -121,6 +122,39 @@ grep -q 'Unable to authorize the request.*SubjectAccessReview answered HTTP 403'
 kill -TERM "$TOY2"; wait "$TOY2" || fail "the second scheduler: exit $? on SIGTERM"
 pass "--authorization-kubeconfig is used for the reviews (as nobody: refused, 500, said in the log)"
 
+# A review never holds up scheduling: a third scheduler (its own name) whose
+# --authentication-kubeconfig points at a port that accepts and never
+# answers (an unreachable API server, not a fake one) binds pods while a
+# request waits on its TokenReview; the request ends in 401 after the
+# review's 10 s.
+SILENT=$(free_port)
+python3 -c 'import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16); held = []
+while True: held.append(s.accept()[0])' "$SILENT" &
+on_exit "kill $! 2>/dev/null"
+sed "s|$server|https://127.0.0.1:$SILENT|" "$TEST_TMP/nobody.kubeconfig" >"$TEST_TMP/silent.kubeconfig"
+SPORT3=$(free_port)
+"$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" --secure-port="$SPORT3" --bind-address=127.0.0.1 -v=4 \
+  --scheduler-name=toy-secure-slow --authentication-kubeconfig="$TEST_TMP/silent.kubeconfig" >"$TEST_TMP/toy3.log" 2>&1 &
+TOY3=$!
+on_exit "kill -TERM $TOY3 2>/dev/null; wait $TOY3 2>/dev/null"
+wait_until 20 "the third scheduler serves" '[ "$(curl -sk -o /dev/null -w "%{http_code}" "https://127.0.0.1:$SPORT3/readyz")" = 200 ]'
+curl -sk -o /dev/null -w '%{http_code}' -m 30 -H "Authorization: Bearer $READER" "https://127.0.0.1:$SPORT3/metrics" \
+  >"$TEST_TMP/slow.code" &
+CURL=$!
+sleep 1
+start=$(now_ms)
+deployment slow 3 toy-secure-slow 10m
+wait_until 8 "3 pods bound while the review waits" '[ "$(bound_count app=slow)" = 3 ]'
+took=$(($(now_ms) - start))
+kill -0 "$CURL" 2>/dev/null || fail "the request did not wait on its review: $(cat "$TEST_TMP/slow.code")"
+wait "$CURL" || true
+[ "$(cat "$TEST_TMP/slow.code")" = 401 ] || fail "after the review timed out: HTTP $(cat "$TEST_TMP/slow.code"), want 401"
+grep -q 'Unable to authenticate the request' "$TEST_TMP/toy3.log" || fail "no line saying the review failed"
+kill -TERM "$TOY3"; wait "$TOY3" || fail "the third scheduler: exit $? on SIGTERM"
+pass "3 pods bound in ${took} ms while a request waited on an unanswered TokenReview (then 401)"
+
 # Nothing secret in any output, at -v=10: no token, no line of the key,
 # after the scheduler has also done its work (lists, watches, binds, events).
 deployment web 3 toy-scheduler 10m
@@ -128,7 +162,7 @@ wait_until 30 "3 pods bound" '[ "$(bound_count app=web)" = 3 ]'
 kill -TERM "$TOY_PID"; wait "$TOY_PID" || fail "exit $? on SIGTERM"
 grep -q 'tokenreviews' "$TEST_TMP/toy.log" || fail "no review in the -v=10 log: is it the right log?"
 for t in "$OWN" "$NOBODY" "$READER" "$BAD"; do
-  ! grep -qF "$t" "$TEST_TMP/toy.log" "$TEST_TMP/toy2.log" || fail "a token is in a log"
+  ! grep -qF "$t" "$TEST_TMP/toy.log" "$TEST_TMP/toy2.log" "$TEST_TMP/toy3.log" || fail "a token is in a log"
 done
 while read -r line; do
   ! grep -qF "$line" "$TEST_TMP/toy.log" || fail "a line of the private key is in the log"
