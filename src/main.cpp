@@ -225,7 +225,11 @@ std::string App::serve_securely(const kube::ClientConfig& config) {
       return e;
     authz = authz_transport.get();
   }
-  auth = std::make_unique<serve::DelegatingAuth>(*authn_transport, *authz);
+  serve::AuthOptions aopts;
+  aopts.token_ttl = opts.authentication_token_cache_ttl;
+  aopts.allow_ttl = opts.authorization_allowed_cache_ttl;
+  aopts.deny_ttl = opts.authorization_denied_cache_ttl;
+  auth = std::make_unique<serve::DelegatingAuth>(*authn_transport, *authz, aopts);
   std::string where = opts.bind_address + ":" + std::to_string(opts.secure_port);
   serve::BindAddress address{opts.bind_address, static_cast<std::uint16_t>(opts.secure_port)};
   auto server = serve::HttpServer::listen(io.get_executor(), address, routes,

@@ -107,6 +107,12 @@ void add_serving_flags(CLI::App& app, Options& o) {
   app.add_option("--authorization-kubeconfig", o.authorization_kubeconfig,
                  "kubeconfig of the API server that authorizes requests (SubjectAccessReview). Empty: the "
                  "scheduler's own.");
+  add_duration(app, "--authentication-token-webhook-cache-ttl", o.authentication_token_cache_ttl,
+               "How long a TokenReview's answer is kept. [10s]");
+  add_duration(app, "--authorization-webhook-cache-authorized-ttl", o.authorization_allowed_cache_ttl,
+               "How long an 'allowed' SubjectAccessReview answer is kept. [10s]");
+  add_duration(app, "--authorization-webhook-cache-unauthorized-ttl", o.authorization_denied_cache_ttl,
+               "How long a 'denied' SubjectAccessReview answer is kept. [10s]");
   app.add_option("--metrics-bind-address", o.metrics_bind_address,
                  "Loopback host:port to serve the same endpoints on over plain HTTP, without authentication, "
                  "for local use (port 0: any free port). Empty: not served.");

@@ -61,6 +61,10 @@ struct Options {
   std::string tls_cert_file, tls_private_key_file;  // empty: self-signed, in memory
   std::string authentication_kubeconfig;            // empty: the scheduler's own client
   std::string authorization_kubeconfig;             // empty: the scheduler's own client
+  // How long review answers are kept (upstream's flags and defaults).
+  std::chrono::milliseconds authentication_token_cache_ttl{10'000};
+  std::chrono::milliseconds authorization_allowed_cache_ttl{10'000};
+  std::chrono::milliseconds authorization_denied_cache_ttl{10'000};
   // Plain HTTP, no authentication, loopback only: for local use and tests.
   // Empty: not served.
   std::string metrics_bind_address;

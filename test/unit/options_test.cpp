@@ -121,6 +121,10 @@ TEST_CASE("serving: HTTPS on 10259 on all addresses by default, plain HTTP only 
   CHECK(o.metrics_bind_address.empty());
   CHECK(o.tls_cert_file.empty());
   CHECK(o.authentication_kubeconfig.empty());
+  CHECK(o.authentication_token_cache_ttl == 10s);
+  CHECK(o.authorization_allowed_cache_ttl == 10s);
+  CHECK(o.authorization_denied_cache_ttl == 10s);
+  CHECK(parse_ok({"--authorization-webhook-cache-unauthorized-ttl=1s"}).authorization_denied_cache_ttl == 1s);
   auto s = parse_ok({"--secure-port=0", "--bind-address=127.0.0.1", "--tls-cert-file=c.pem",
                      "--tls-private-key-file=k.pem", "--authentication-kubeconfig=a", "--authorization-kubeconfig=b"});
   CHECK(s.secure_port == 0);
