@@ -159,7 +159,7 @@ def create_pods(kubeconfig: str, scheduler: str, ns: str, count: int, rate: floa
 def contender_cmd(c: str, kubeconfig: str, scheduler: str) -> list[str]:
     if c == "toy":
         return [str(TOY), "--kubeconfig", kubeconfig, "--scheduler-name", scheduler, f"-v={VERBOSITY}",
-                "--kube-api-qps", "-1", "--bind-parallelism", str(PARALLELISM)]
+                "--kube-api-qps", "-1", "--bind-parallelism", str(PARALLELISM), "--secure-port", "0"]
     if c == "kube-scheduler":
         # kube-lab kube-scheduler runs the scheduler in this very process
         # (no child), so /proc/PID is the scheduler's own. --qps <= 0: no limit.

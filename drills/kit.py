@@ -292,7 +292,8 @@ class Target:
 
     def toy(self, name, *flags):
         """Start a toy-scheduler; it is stopped (SIGKILL) at the end if still running."""
-        argv = [self.toy_bin, "--kubeconfig", self.kubeconfig, "--metrics-bind-address=127.0.0.1:0"] + list(flags)
+        argv = [self.toy_bin, "--kubeconfig", self.kubeconfig, "--metrics-bind-address=127.0.0.1:0",
+                "--secure-port=0"] + list(flags)
         if not any(f.startswith("-v") or f.startswith("--v") for f in flags):
             argv.append("-v=2")
         p = Toy(name, argv, os.path.join(self.workdir, name + ".log"))

@@ -6,7 +6,9 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -22,7 +24,9 @@
 #include "toysched/log/log.hpp"
 #include "toysched/options.hpp"
 #include "toysched/sched/scheduler.hpp"
+#include "toysched/serve/auth.hpp"
 #include "toysched/serve/endpoints.hpp"
+#include "toysched/serve/tls.hpp"
 #include "toysched/trace/tasks.hpp"
 #include "toysched_version.h"
 
@@ -67,8 +71,12 @@ struct App {
   std::unique_ptr<lease::Elector> elector;
   serve::Registry registry;
   std::unique_ptr<serve::Sources> sources;
-  serve::Routes routes;  // the server keeps a reference: lives as long as it
-  std::optional<serve::HttpServer> http;
+  serve::Routes routes;                    // the servers keep a reference: lives as long as they
+  std::optional<serve::HttpServer> http;   // --metrics-bind-address: plain, loopback
+  std::optional<serve::HttpServer> https;  // --secure-port
+  // The reviews' own clients: they never take the binds' rate-limit tokens.
+  std::unique_ptr<kube::Transport> authn_transport, authz_transport;
+  std::unique_ptr<serve::DelegatingAuth> auth;
   asio::signal_set signals{io, SIGINT, SIGTERM};
   int exit_code = 0;
   bool shutting_down = false;
@@ -79,7 +87,8 @@ struct App {
   void make_scheduler();
   void start_tasks();
   asio::awaitable<void> lead();
-  std::string serve(const serve::BindAddress& address);
+  std::string serve(const std::optional<serve::BindAddress>& plain, const kube::ClientConfig& config);
+  std::string serve_securely(const kube::ClientConfig& config);
   void wait_for_signals();
   asio::awaitable<void> wait_for_signal();
   void die(int code);
@@ -160,7 +169,7 @@ asio::awaitable<void> App::lead() {
   co_await shutdown(false, false);
 }
 
-std::string App::serve(const serve::BindAddress& address) {
+std::string App::serve(const std::optional<serve::BindAddress>& plain, const kube::ClientConfig& config) {
   sources = std::make_unique<serve::Sources>(
       serve::Sources{*scheduler,
                      opts.scheduler_name,
@@ -171,12 +180,67 @@ std::string App::serve(const serve::BindAddress& address) {
   if (lease_transport) sources->transports.push_back(lease_transport.get());
   serve::register_metrics(registry, *sources);
   serve::add_routes(routes, registry, *sources);
-  auto server = serve::HttpServer::listen(io.get_executor(), address, routes);
+  if (opts.secure_port != 0)
+    if (auto err = serve_securely(config); !err.empty()) return err;
+  if (!plain) return {};
+  auto server = serve::HttpServer::listen(io.get_executor(), *plain, routes);
   if (!server) return "--metrics-bind-address=" + opts.metrics_bind_address + ": " + server.error().message();
   http.emplace(std::move(*server));
   TS_LOG(1, "Serving health, metrics and debug endpoints", {"address", opts.metrics_bind_address},
          {"port", http->port()});
   asio::co_spawn(io, http->run(), supervisor.handler("serve/http", Criticality::critical));
+  return {};
+}
+
+// The client of a review: from its own kubeconfig flag, else the
+// scheduler's configuration (a transport of its own either way).
+std::string make_review_client(asio::io_context& io, const std::string& flag, const std::string& path,
+                               const kube::ClientConfig& own, std::unique_ptr<kube::Transport>& out) {
+  kube::ClientConfig config = own;
+  if (!path.empty()) {
+    auto loaded = kube::load_client_config(path, "", kube::Environment::process());
+    if (!loaded) return flag + "=" + path + ": " + loaded.error().message;
+    config = std::move(*loaded);
+  }
+  kube::TransportOptions topts;
+  topts.user_agent = std::string("toy-scheduler/") + TOYSCHED_VERSION;
+  auto created = kube::Transport::create(io.get_executor(), std::move(config), topts);
+  if (!created) return created.error().message;
+  out = std::move(*created);
+  return {};
+}
+
+std::string App::serve_securely(const kube::ClientConfig& config) {
+  auto tls = serve::make_server_tls({opts.tls_cert_file, opts.tls_private_key_file}, hostname());
+  if (auto* err = std::get_if<std::string>(&tls)) return *err;
+  if (auto e = make_review_client(io, "--authentication-kubeconfig", opts.authentication_kubeconfig, config,
+                                  authn_transport);
+      !e.empty())
+    return e;
+  kube::Transport* authz = authn_transport.get();
+  if (opts.authorization_kubeconfig != opts.authentication_kubeconfig) {
+    if (auto e = make_review_client(io, "--authorization-kubeconfig", opts.authorization_kubeconfig, config,
+                                    authz_transport);
+        !e.empty())
+      return e;
+    authz = authz_transport.get();
+  }
+  serve::AuthOptions aopts;
+  aopts.token_ttl = opts.authentication_token_cache_ttl;
+  aopts.allow_ttl = opts.authorization_allowed_cache_ttl;
+  aopts.deny_ttl = opts.authorization_denied_cache_ttl;
+  auth = std::make_unique<serve::DelegatingAuth>(*authn_transport, *authz, aopts);
+  std::string where = opts.bind_address + ":" + std::to_string(opts.secure_port);
+  serve::BindAddress address{opts.bind_address, static_cast<std::uint16_t>(opts.secure_port)};
+  auto server = serve::HttpServer::listen(io.get_executor(), address, routes,
+                                          {std::get<std::shared_ptr<asio::ssl::context>>(tls), auth.get()});
+  if (!server)
+    return "--bind-address=" + opts.bind_address + " --secure-port=" + std::to_string(opts.secure_port) + ": " +
+           server.error().message();
+  https.emplace(std::move(*server));
+  TS_LOG(0, "Serving securely", {"address", where},
+         {"certificate", opts.tls_cert_file.empty() ? std::string("self-signed") : opts.tls_cert_file});
+  asio::co_spawn(io, https->run(), supervisor.handler("serve/https", Criticality::critical));
   return {};
 }
 
@@ -221,6 +285,7 @@ asio::awaitable<void> App::shutdown(bool wait_for_binds, bool release_lease) {
   // instead of a whole lease duration.
   if (elector && release_lease) co_await elector->release();
   if (http) http->stop();
+  if (https) https->stop();
   scheduler->stop();
 }
 
@@ -243,6 +308,19 @@ std::optional<int> configure_process(const Options& opts) {
   return std::nullopt;
 }
 
+// --metrics-bind-address: nothing, or a loopback address. Plain HTTP has
+// no authentication, so it never listens where other machines can reach it.
+std::variant<std::optional<serve::BindAddress>, std::string> plain_address(const std::string& flag) {
+  if (flag.empty()) return std::optional<serve::BindAddress>{};
+  auto parsed = serve::parse_bind_address(flag);
+  if (!parsed) return "--metrics-bind-address=" + flag + ": " + parsed.error().message();
+  boost::system::error_code ec;
+  if (!asio::ip::make_address(parsed->host, ec).is_loopback() || ec)
+    return "--metrics-bind-address=" + flag +
+           ": plain HTTP has no authentication and listens on loopback only (127.0.0.1, ::1); use --secure-port";
+  return std::optional<serve::BindAddress>{*parsed};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -254,9 +332,8 @@ int main(int argc, char** argv) {
   }
   const Options& opts = std::get<Options>(parsed);
   if (auto code = configure_process(opts)) return *code;
-  auto bind_address = serve::parse_bind_address(opts.metrics_bind_address);
-  if (!bind_address)
-    return fail_start("--metrics-bind-address=" + opts.metrics_bind_address + ": " + bind_address.error().message());
+  auto plain = plain_address(opts.metrics_bind_address);
+  if (auto* err = std::get_if<std::string>(&plain)) return fail_start(*err);
   auto config = kube::load_client_config(opts.kubeconfig, opts.context, kube::Environment::process());
   if (!config) return fail_start(config.error().message);
   if (config->insecure_skip_tls_verify)
@@ -269,7 +346,8 @@ int main(int argc, char** argv) {
   TS_LOG(0, "Starting Kubernetes Scheduler", {"version", TOYSCHED_VERSION}, {"schedulerName", opts.scheduler_name},
          {"server", config->server.to_string()}, {"config", config->origin.describe()});
   app.start_tasks();
-  if (auto err = app.serve(*bind_address); !err.empty()) return fail_start(err);
+  if (auto err = app.serve(std::get<std::optional<serve::BindAddress>>(plain), *config); !err.empty())
+    return fail_start(err);
   app.wait_for_signals();
   app.io.run();
   return app.exit_code;

@@ -89,6 +89,35 @@ CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::m
       ->type_name("DURATION");
 }
 
+// Where /healthz, /metrics and /debug are served, and to whom: kube-scheduler's
+// secure-serving, delegated-auth flags, and our plain loopback port.
+void add_serving_flags(CLI::App& app, Options& o) {
+  app.add_option("--secure-port", o.secure_port,
+                 "The port of /healthz, /livez, /readyz, /metrics and /debug over HTTPS, with authentication and "
+                 "authorization (0: no HTTPS).")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--bind-address", o.bind_address, "The IP address the secure port listens on.");
+  app.add_option("--tls-cert-file", o.tls_cert_file,
+                 "PEM certificate (chain) for HTTPS. Without it and --tls-private-key-file, a self-signed "
+                 "certificate is made at start and kept in memory.");
+  app.add_option("--tls-private-key-file", o.tls_private_key_file, "PEM private key matching --tls-cert-file.");
+  app.add_option("--authentication-kubeconfig", o.authentication_kubeconfig,
+                 "kubeconfig of the API server that reviews bearer tokens (TokenReview). Empty: the scheduler's "
+                 "own.");
+  app.add_option("--authorization-kubeconfig", o.authorization_kubeconfig,
+                 "kubeconfig of the API server that authorizes requests (SubjectAccessReview). Empty: the "
+                 "scheduler's own.");
+  add_duration(app, "--authentication-token-webhook-cache-ttl", o.authentication_token_cache_ttl,
+               "How long a TokenReview's answer is kept. [10s]");
+  add_duration(app, "--authorization-webhook-cache-authorized-ttl", o.authorization_allowed_cache_ttl,
+               "How long an 'allowed' SubjectAccessReview answer is kept. [10s]");
+  add_duration(app, "--authorization-webhook-cache-unauthorized-ttl", o.authorization_denied_cache_ttl,
+               "How long a 'denied' SubjectAccessReview answer is kept. [10s]");
+  app.add_option("--metrics-bind-address", o.metrics_bind_address,
+                 "Loopback host:port to serve the same endpoints on over plain HTTP, without authentication, "
+                 "for local use (port 0: any free port). Empty: not served.");
+}
+
 }  // namespace
 
 ParseResult parse_options(std::vector<std::string> args) {
@@ -132,8 +161,7 @@ ParseResult parse_options(std::vector<std::string> args) {
                "Bind pods whose hard constraints toy-scheduler cannot evaluate (required pod affinity or "
                "anti-affinity, DoNotSchedule topology spread, PVC or ephemeral volumes, resource claims) as if "
                "those were absent. Default: leave them pending with a FailedScheduling event.");
-  app.add_option("--metrics-bind-address", o.metrics_bind_address,
-                 "host:port of /healthz, /readyz, /metrics and /debug.");
+  add_serving_flags(app, o);
   app.add_option("--crash-at", o.crash_at,
                  "POINT[:N]: dump tasks and die on the Nth arrival at await point POINT; "
                  "'list' prints the points.");
@@ -158,6 +186,8 @@ ParseResult parse_options(std::vector<std::string> args) {
     return ExitNow{1, {}, "toy-scheduler: unexpected argument \"" + app.remaining().front() + "\""};
   if (le.resource_name.empty()) le.resource_name = o.scheduler_name;
   if (o.scheduler_name.empty()) return ExitNow{1, {}, "toy-scheduler: --scheduler-name must not be empty"};
+  if (o.tls_cert_file.empty() != o.tls_private_key_file.empty())
+    return ExitNow{1, {}, "toy-scheduler: --tls-cert-file and --tls-private-key-file must be given together"};
   if (le.enabled) {
     if (auto why = validate_leader_election(le); !why.empty())
       return ExitNow{1, {}, "toy-scheduler: invalid leader election configuration: " + why};

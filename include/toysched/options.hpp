@@ -54,7 +54,20 @@ struct Options {
   // (the behaviour before the check; some drills want it).
   bool ignore_unsupported_constraints = false;
 
-  std::string metrics_bind_address = "127.0.0.1:10251";
+  // The secure port, as kube-scheduler's: HTTPS with delegated
+  // authentication and authorization; 0 serves no HTTPS at all.
+  int secure_port = 10259;
+  std::string bind_address = "0.0.0.0";
+  std::string tls_cert_file, tls_private_key_file;  // empty: self-signed, in memory
+  std::string authentication_kubeconfig;            // empty: the scheduler's own client
+  std::string authorization_kubeconfig;             // empty: the scheduler's own client
+  // How long review answers are kept (upstream's flags and defaults).
+  std::chrono::milliseconds authentication_token_cache_ttl{10'000};
+  std::chrono::milliseconds authorization_allowed_cache_ttl{10'000};
+  std::chrono::milliseconds authorization_denied_cache_ttl{10'000};
+  // Plain HTTP, no authentication, loopback only: for local use and tests.
+  // Empty: not served.
+  std::string metrics_bind_address;
   std::string crash_at;  // POINT[:N], or "list"
   std::string throw_at;  // POINT[:N]: fault injection for tests
 };

@@ -14,6 +14,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <charconv>
 #include <list>
@@ -111,9 +112,11 @@ Response Routes::dispatch(const Request& r) const {
 // --- the server ------------------------------------------------------------
 
 struct HttpServer::Impl {
-  Impl(asio::any_io_executor ex, const Routes& r, ServerLimits l) : acceptor(ex), routes(r), limits(l) {}
+  Impl(asio::any_io_executor ex, const Routes& r, ServerSecurity s, ServerLimits l)
+      : acceptor(ex), routes(r), security(std::move(s)), limits(l) {}
   tcp::acceptor acceptor;
   const Routes& routes;
+  ServerSecurity security;
   ServerLimits limits;
   std::list<beast::tcp_stream*> conns;  // open connections, for stop()
   bool stopped = false;
@@ -125,11 +128,12 @@ HttpServer& HttpServer::operator=(HttpServer&&) noexcept = default;
 HttpServer::~HttpServer() = default;
 
 boost::system::result<HttpServer> HttpServer::listen(asio::any_io_executor ex, const BindAddress& addr,
-                                                     const Routes& routes, ServerLimits limits) {
+                                                     const Routes& routes, ServerSecurity security,
+                                                     ServerLimits limits) {
   boost::system::error_code ec;
   auto ip = asio::ip::make_address(addr.host, ec);
   if (ec) return errc::bind_address_invalid;
-  auto impl = std::make_shared<Impl>(ex, routes, limits);
+  auto impl = std::make_shared<Impl>(ex, routes, std::move(security), limits);
   tcp::endpoint ep(ip, addr.port);
   auto& a = impl->acceptor;
   if (a.open(ep.protocol(), ec); ec) return ec;
@@ -177,32 +181,60 @@ std::string peer_name(const tcp::socket& s) {
   return (a.is_v6() ? "[" + a.to_string() + "]" : a.to_string()) + ":" + std::to_string(ep.port());
 }
 
-asio::awaitable<void> session(std::shared_ptr<HttpServer::Impl> impl, tcp::socket socket) {
-  auto peer = peer_name(socket);
-  auto task = trace::TaskScope{"serve/conn/", peer};
-  beast::tcp_stream stream(std::move(socket));
-  auto registered = impl->conns.insert(impl->conns.end(), &stream);
-  struct Unregister {
-    std::list<beast::tcp_stream*>& l;
-    std::list<beast::tcp_stream*>::iterator it;
-    ~Unregister() { l.erase(it); }
-  } unregister{impl->conns, registered};
+// While a connection is open, stop() can cut it.
+struct Registered {
+  std::list<beast::tcp_stream*>& l;
+  std::list<beast::tcp_stream*>::iterator it;
+  Registered(std::list<beast::tcp_stream*>& list, beast::tcp_stream& s) : l(list), it(l.insert(l.end(), &s)) {}
+  ~Registered() { l.erase(it); }
+  Registered(const Registered&) = delete;
+  Registered& operator=(const Registered&) = delete;
+};
 
+Request to_request(const http::request<http::string_body>& req) {
+  std::string_view target(req.target().data(), req.target().size());
+  auto qmark = target.find('?');
+  auto auth = req[http::field::authorization];
+  return Request{std::string_view(req.method_string().data(), req.method_string().size()), target.substr(0, qmark),
+                 qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1), req.body(),
+                 std::string_view(auth.data(), auth.size())};
+}
+
+// The guard first (it may wait on the API server), then the handler.
+asio::awaitable<Response> answer(const HttpServer::Impl& impl, const Request& r) {
+  try {
+    if (impl.security.guard) {
+      auto refused = co_await impl.security.guard->admit(r);
+      if (refused) co_return std::move(*refused);
+    }
+    co_return impl.routes.dispatch(r);
+  } catch (const std::exception& e) {
+    // A handler bug must not take the scheduler down with it.
+    TS_ERROR("HTTP handler failed", {"path", r.path}, {"err", e.what()});
+  }
+  co_return Response{500, "text/plain; charset=utf-8", "internal error\n", {}};
+}
+
+// Requests on one connection, plain or TLS, until it closes.
+template <class Stream>
+asio::awaitable<void> serve_requests(std::shared_ptr<HttpServer::Impl> impl, Stream& stream, trace::TaskScope& task,
+                                     const std::string& peer) {
   beast::flat_buffer buffer;
   const ServerLimits& lim = impl->limits;
+  auto& tcp_layer = beast::get_lowest_layer(stream);
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(lim.header_limit);
     parser.body_limit(lim.body_limit);
     // The deadline covers the whole request, so a client trickling bytes is
     // cut as surely as a silent one (and an idle keep-alive connection too).
-    stream.expires_after(lim.read_timeout);
+    tcp_layer.expires_after(lim.read_timeout);
     auto [ec, n] =
         co_await trace::traced(task, trace::points::serve_read, http::async_read(stream, buffer, parser, nothrow));
     if (ec) {
       unsigned status = ec == http::error::body_limit ? 413 : ec == http::error::header_limit ? 431 : 0;
       if (status) {  // say why before closing: the client can act on it
-        stream.expires_after(lim.write_timeout);
+        tcp_layer.expires_after(lim.write_timeout);
         auto res = to_beast({status, "text/plain; charset=utf-8", "request too large\n", {}}, 11, false);
         co_await trace::traced(task, trace::points::serve_write, http::async_write(stream, res, nothrow));
       } else if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
@@ -212,33 +244,45 @@ asio::awaitable<void> session(std::shared_ptr<HttpServer::Impl> impl, tcp::socke
       break;
     }
     const auto& req = parser.get();
-    std::string_view target(req.target().data(), req.target().size());
-    auto qmark = target.find('?');
-    Request r{std::string_view(req.method_string().data(), req.method_string().size()), target.substr(0, qmark),
-              qmark == std::string_view::npos ? std::string_view{} : target.substr(qmark + 1), req.body()};
-    Response out;
-    try {
-      out = impl->routes.dispatch(r);
-    } catch (const std::exception& e) {
-      // A handler bug must not take the scheduler down with it.
-      TS_ERROR("HTTP handler failed", {"path", r.path}, {"err", e.what()});
-      out = {500, "text/plain; charset=utf-8", "internal error\n", {}};
-    }
+    Request r = to_request(req);
+    Response out = co_await answer(*impl, r);
     bool keep = req.keep_alive() && !impl->stopped;
     auto res = to_beast(std::move(out), req.version(), keep);
-    stream.expires_after(lim.write_timeout);
+    tcp_layer.expires_after(lim.write_timeout);
     auto [wec, wn] = co_await trace::traced(task, trace::points::serve_write, http::async_write(stream, res, nothrow));
     if (wec || !keep) break;
   }
   boost::system::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  tcp_layer.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+asio::awaitable<void> session(std::shared_ptr<HttpServer::Impl> impl, tcp::socket socket) {
+  auto peer = peer_name(socket);
+  auto task = trace::TaskScope{"serve/conn/", peer};
+  if (!impl->security.tls) {
+    beast::tcp_stream stream(std::move(socket));
+    Registered registered(impl->conns, stream);
+    co_await serve_requests(impl, stream, task, peer);
+    co_return;
+  }
+  beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *impl->security.tls);
+  Registered registered(impl->conns, beast::get_lowest_layer(stream));
+  // The handshake is part of reading the first request: same deadline.
+  beast::get_lowest_layer(stream).expires_after(impl->limits.read_timeout);
+  auto [ec] = co_await trace::traced(task, trace::points::serve_read,
+                                     stream.async_handshake(asio::ssl::stream_base::server, nothrow));
+  if (ec) {
+    TS_LOG(4, "TLS handshake failed", {"peer", peer}, {"err", ec.message()});
+    co_return;
+  }
+  co_await serve_requests(impl, stream, task, peer);
 }
 
 }  // namespace
 
 asio::awaitable<void> HttpServer::run() {
   auto impl = impl_;  // the server object may be moved while we run
-  auto task = trace::TaskScope("serve/http");
+  auto task = trace::TaskScope(impl->security.tls ? "serve/https" : "serve/http");
   auto ex = co_await asio::this_coro::executor;
   while (!impl->stopped) {
     auto [ec, socket] = co_await trace::traced(task, trace::points::serve_accept, impl->acceptor.async_accept(nothrow));

@@ -74,8 +74,11 @@ count_pods() { k -n "$NS" get pods -l "$1" --no-headers "${@:2}" 2>/dev/null | g
 # in the background, stopped at the end. Sets TOY_PID.
 start_toy() {
   local log=$1; shift
-  # Port 0: any free port, so that several schedulers can run side by side.
-  "$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" --metrics-bind-address=127.0.0.1:0 "$@" >"$log" 2>&1 &
+  # Plain HTTP on port 0 (any free port), and no HTTPS unless the test asks
+  # for it: several schedulers run side by side, and 10259 is one port.
+  local secure=(--secure-port=0)
+  [[ " $* " == *" --secure-port"* ]] && secure=()
+  "$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" --metrics-bind-address=127.0.0.1:0 "${secure[@]}" "$@" >"$log" 2>&1 &
   TOY_PID=$!
   on_exit "kill -TERM $TOY_PID 2>/dev/null; wait $TOY_PID 2>/dev/null"
 }

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "async_run.hpp"
 #include "lab_fixture.hpp"
@@ -92,6 +93,34 @@ TEST_CASE("a wrong CA fails with a clear TLS error") {
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().code == errc::tls_failed);
   CHECK(r.error().message.find("certificate verify failed") != std::string::npos);
+}
+
+TEST_CASE("verification stays on unless the kubeconfig says insecure-skip-tls-verify") {
+  auto& lab = Lab::shared();
+  asio::io_context io;
+  // No certificate-authority: the system's roots, which do not know the lab's CA.
+  auto cfg = load(lab.kubeconfig());
+  cfg.ca_pem.clear();
+  REQUIRE_FALSE(cfg.insecure_skip_tls_verify);
+  auto t = make(io, cfg);
+  auto r = get(io, *t, "/version");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == errc::tls_failed);
+  CHECK(r.error().message.find("certificate verify failed") != std::string::npos);
+  // The same file with insecure-skip-tls-verify: true (and no CA, as the
+  // kubeconfig rules require) is the one way to turn it off.
+  std::ifstream in(lab.kubeconfig());
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto ca = text.find("certificate-authority-data:");
+  REQUIRE(ca != std::string::npos);
+  auto eol = text.find('\n', ca);
+  text.replace(ca, eol - ca, "insecure-skip-tls-verify: true");
+  auto insecure = load(write_temp("insecure.kubeconfig", text));
+  CHECK(insecure.insecure_skip_tls_verify);
+  auto ti = make(io, insecure);
+  auto ok = get(io, *ti, "/version");
+  REQUIRE_MESSAGE(ok.has_value(), (ok ? "" : ok.error().message));
+  CHECK(ok->status == 200);
 }
 
 TEST_CASE("a wrong token is a 401 response; a replaced token file is picked up without a restart") {

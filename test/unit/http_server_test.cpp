@@ -5,6 +5,7 @@
 #include "toysched/log/log.hpp"
 #include "toysched/serve/http_server.hpp"
 #include "toysched/serve/metrics.hpp"
+#include "toysched/serve/tls.hpp"
 #include "toysched/trace/tasks.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -17,6 +18,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <functional>
 #include <optional>
@@ -60,9 +62,9 @@ asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
 // Starts a server on 127.0.0.1:0 with `routes`, runs `body(port)` as a
 // coroutine, stops the server and checks the accept loop returned.
 void with_server(serve::Routes& routes, serve::ServerLimits limits,
-                 std::function<asio::awaitable<void>(std::uint16_t)> body) {
+                 std::function<asio::awaitable<void>(std::uint16_t)> body, serve::ServerSecurity security = {}) {
   asio::io_context ioc;
-  auto server = serve::HttpServer::listen(ioc.get_executor(), {"127.0.0.1", 0}, routes, limits);
+  auto server = serve::HttpServer::listen(ioc.get_executor(), {"127.0.0.1", 0}, routes, security, limits);
   REQUIRE(server.has_value());
   REQUIRE(server->port() != 0);
   bool run_returned = false;
@@ -223,4 +225,78 @@ TEST_CASE("oversized requests are refused with 413") {
     CHECK(r.result_int() == 413);
     CHECK_FALSE(r.keep_alive());
   });
+}
+
+namespace {
+
+// Refuses requests without an Authorization header, after a wait (as a
+// review on the network would), and counts what it saw.
+class SlowGuard final : public serve::Guard {
+ public:
+  int seen = 0;
+  asio::awaitable<std::optional<serve::Response>> admit(const serve::Request& r) override {
+    ++seen;
+    co_await sleep_for(30ms);
+    if (r.authorization.empty()) co_return serve::Response{401, "text/plain", "no\n", {}};
+    co_return std::nullopt;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a guard decides before the handler runs, and may wait") {
+  serve::Routes routes;
+  int handled = 0;
+  routes.get("/x", [&](const serve::Request&) {
+    ++handled;
+    return serve::Response{200, "text/plain", "x\n", {}};
+  });
+  SlowGuard guard;
+  with_server(routes, {},
+              [&](std::uint16_t port) -> asio::awaitable<void> {
+                auto s = co_await connect(port);
+                auto refused = co_await request(s, http::verb::get, "/x");
+                CHECK(refused.result_int() == 401);
+                CHECK(handled == 0);
+                http::request<http::string_body> req{http::verb::get, "/x", 11};
+                req.set(http::field::authorization, "Bearer t");
+                co_await http::async_write(s, req, asio::use_awaitable);
+                beast::flat_buffer buf;
+                Res ok;
+                co_await http::async_read(s, buf, ok, asio::use_awaitable);
+                CHECK(ok.result_int() == 200);
+                CHECK(handled == 1);
+              },
+              {nullptr, &guard});
+  CHECK(guard.seen == 2);
+}
+
+TEST_CASE("HTTPS with a self-signed certificate") {
+  serve::Routes routes;
+  serve::add_health_route(routes, "/healthz", {});
+  auto tls = serve::make_server_tls({}, "localhost");
+  REQUIRE(std::holds_alternative<std::shared_ptr<asio::ssl::context>>(tls));
+  with_server(routes, {},
+              [&](std::uint16_t port) -> asio::awaitable<void> {
+                asio::ssl::context client(asio::ssl::context::tls_client);
+                client.set_verify_mode(asio::ssl::verify_none);
+                beast::ssl_stream<beast::tcp_stream> s(co_await connect(port), client);
+                co_await s.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
+                http::request<http::string_body> req{http::verb::get, "/healthz", 11};
+                co_await http::async_write(s, req, asio::use_awaitable);
+                beast::flat_buffer buf;
+                Res res;
+                co_await http::async_read(s, buf, res, asio::use_awaitable);
+                CHECK(res.result_int() == 200);
+                CHECK(res.body() == "ok");
+                // Plain HTTP on the TLS port is not answered.
+                auto plain = co_await connect(port);
+                http::request<http::string_body> preq{http::verb::get, "/healthz", 11};
+                co_await http::async_write(plain, preq, asio::use_awaitable);
+                Res pres;
+                beast::flat_buffer pbuf;
+                auto [ec, n] = co_await http::async_read(plain, pbuf, pres, asio::as_tuple(asio::use_awaitable));
+                CHECK(ec);
+              },
+              {std::get<std::shared_ptr<asio::ssl::context>>(tls), nullptr});
 }

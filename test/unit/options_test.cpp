@@ -113,3 +113,26 @@ TEST_CASE("--ignore-unsupported-constraints: off unless given, and in --help") {
   CHECK(parse_ok({"--ignore-unsupported-constraints"}).ignore_unsupported_constraints);
   CHECK(parse_exit({"--help"}).out.find("--ignore-unsupported-constraints") != std::string::npos);
 }
+
+TEST_CASE("serving: HTTPS on 10259 on all addresses by default, plain HTTP only when asked") {
+  auto o = parse_ok({});
+  CHECK(o.secure_port == 10259);
+  CHECK(o.bind_address == "0.0.0.0");
+  CHECK(o.metrics_bind_address.empty());
+  CHECK(o.tls_cert_file.empty());
+  CHECK(o.authentication_kubeconfig.empty());
+  CHECK(o.authentication_token_cache_ttl == 10s);
+  CHECK(o.authorization_allowed_cache_ttl == 10s);
+  CHECK(o.authorization_denied_cache_ttl == 10s);
+  CHECK(parse_ok({"--authorization-webhook-cache-unauthorized-ttl=1s"}).authorization_denied_cache_ttl == 1s);
+  auto s = parse_ok({"--secure-port=0", "--bind-address=127.0.0.1", "--tls-cert-file=c.pem",
+                     "--tls-private-key-file=k.pem", "--authentication-kubeconfig=a", "--authorization-kubeconfig=b"});
+  CHECK(s.secure_port == 0);
+  CHECK(s.bind_address == "127.0.0.1");
+  CHECK(s.tls_private_key_file == "k.pem");
+  CHECK(s.authorization_kubeconfig == "b");
+  CHECK(parse_exit({"--secure-port=70000"}).status == 1);
+  auto half = parse_exit({"--tls-cert-file=c.pem"});
+  CHECK(half.status == 1);
+  CHECK(half.err.find("--tls-private-key-file") != std::string::npos);
+}

@@ -1,4 +1,4 @@
-// What toy-scheduler serves at --metrics-bind-address: health as Kubernetes
+// What toy-scheduler serves at --secure-port (and --metrics-bind-address): health as Kubernetes
 // components answer it, Prometheus metrics (kube-scheduler's names where the
 // meaning is the same, toysched_* for the rest), and the debug views.
 #pragma once

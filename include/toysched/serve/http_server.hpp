@@ -1,5 +1,5 @@
 // A small HTTP/1.1 server on the loop (Beast): /healthz, /livez, /readyz,
-// /metrics, /debug/*. One coroutine per connection, keep-alive, size limits
+// /metrics, /debug/*, over plain HTTP or TLS. One coroutine per connection, keep-alive, size limits
 // and a read deadline, so a slow or idle client never holds up another.
 //
 //   serve::Routes routes;
@@ -30,6 +30,10 @@
 #include <type_traits>
 #include <vector>
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace toysched::serve {
 
 class Registry;
@@ -54,6 +58,7 @@ struct Request {
   std::string_view path;    // "/debug/tasks"
   std::string_view query;   // "format=json" (no '?')
   std::string_view body;
+  std::string_view authorization;  // the Authorization header ("Bearer ..."), for a Guard only
   // The value of a query parameter ("" when given without '='), or nullopt.
   std::optional<std::string_view> param(std::string_view name) const;
 };
@@ -85,6 +90,23 @@ class Routes {
   std::map<std::string, std::map<std::string, Handler>, std::less<>> by_path_;
 };
 
+// Decides, before a handler runs, whether the request may have it (the
+// secure port's delegated authentication and authorization, serve/auth).
+// It may wait on the network: it is a coroutine on the loop.
+class Guard {
+ public:
+  virtual ~Guard() = default;
+  // nullopt: go on to the handler; else the refusal to send (401, 403, 500).
+  virtual boost::asio::awaitable<std::optional<Response>> admit(const Request& r) = 0;
+};
+
+// How a server talks: plain HTTP (both null), or HTTPS with `tls`, and who
+// may ask what (`guard`, which must outlive the server).
+struct ServerSecurity {
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  Guard* guard = nullptr;
+};
+
 struct ServerLimits {
   // How long a connection may take to send a request, and how long an idle
   // keep-alive connection stays open. Protects the connection slots from
@@ -105,7 +127,8 @@ class HttpServer {
   // Opens, binds and listens now, so "address already in use" reaches main
   // as an error before the loop runs. `routes` must outlive the server.
   static boost::system::result<HttpServer> listen(boost::asio::any_io_executor ex, const BindAddress& addr,
-                                                  const Routes& routes, ServerLimits limits = {});
+                                                  const Routes& routes, ServerSecurity security = {},
+                                                  ServerLimits limits = {});
   HttpServer(HttpServer&&) noexcept;
   HttpServer& operator=(HttpServer&&) noexcept;
   ~HttpServer();

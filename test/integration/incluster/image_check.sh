@@ -212,9 +212,12 @@ log "starting a lab"
 lab_start "$LAB" --nodes 2 || die "the lab did not start"
 kc() { "$KUBECTL" --kubeconfig "$LAB_KUBECONFIG" "$@"; }
 install -m 0644 "$LAB_KUBECONFIG" "$ROOTFS/tmp/kubeconfig"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+sport=$(free_port)
 RO=1 in_root --exec --userspec="$user" -- /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  "$entrypoint" --kubeconfig /tmp/kubeconfig -v=2 --metrics-bind-address="127.0.0.1:$port" >"$WORK/toy-scheduler.log" 2>&1 &
+  "$entrypoint" --kubeconfig /tmp/kubeconfig -v=2 --metrics-bind-address="127.0.0.1:$port" --secure-port="$sport" \
+  >"$WORK/toy-scheduler.log" 2>&1 &
 TOY=$!
 kc apply -f - >/dev/null <<'YAML'
 apiVersion: v1
@@ -239,6 +242,15 @@ awk '$5 == "/" {print $6}' "/proc/$TOY/mountinfo" | grep -q '^ro\b' || die "its 
 if command -v curl >/dev/null && curl -fsS -m 2 "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
   curl -fsS -m 2 "http://127.0.0.1:$port/metrics" | grep -q . || die "/healthz answers but /metrics does not"
   log "/healthz and /metrics answer from inside the root"
+  # HTTPS with the self-signed certificate made in the root, the reviews
+  # sent from it: the lab's admin token (system:masters) may read, no token
+  # may not.
+  https() { curl -ks -o /dev/null -w '%{http_code}' -m 5 "$@"; }
+  [ "$(https "https://127.0.0.1:$sport/healthz")" = 200 ] || die "HTTPS /healthz without a token"
+  [ "$(https "https://127.0.0.1:$sport/debug/cache")" = 401 ] || die "HTTPS /debug/cache without a token is not 401"
+  [ "$(https -H "Authorization: Bearer $(cat "$LAB/token")" "https://127.0.0.1:$sport/debug/cache")" = 200 ] ||
+    die "HTTPS /debug/cache with the admin token is not 200"
+  log "HTTPS from inside the root: /healthz 200, /debug/cache 401 without a token, 200 with the admin token"
 fi
 kill -TERM "$TOY"
 rc=0; wait "$TOY" || rc=$?

@@ -22,6 +22,7 @@ objects() { awk '{print $1}' "$TEST_TMP/apply.out" | sort; }
 states() { awk '{print $2}' "$TEST_TMP/apply.out" | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 
 EXPECTED_OBJECTS="clusterrole.rbac.authorization.k8s.io/toy-scheduler
+clusterrole.rbac.authorization.k8s.io/toy-scheduler-endpoints
 clusterrolebinding.rbac.authorization.k8s.io/toy-scheduler
 deployment.apps/toy-scheduler
 namespace/academy-build
@@ -57,7 +58,7 @@ applies "again" -f "$M"
 [ "$(states)" = unchanged ] || fail "apply -f after apply -k changed something: $(cat "$TEST_TMP/apply.out")"
 k delete -f "$M/10-rbac.yaml" -f "$M/20-deployment.yaml" --wait=true >/dev/null
 applies "for real" -f "$M"
-[ "$(grep -c ' created$' "$TEST_TMP/apply.out")" = 6 ] || fail "apply -f: $(cat "$TEST_TMP/apply.out")"
+[ "$(grep -c ' created$' "$TEST_TMP/apply.out")" = 7 ] || fail "apply -f: $(cat "$TEST_TMP/apply.out")"
 applies "again" -k "$M"
 [ "$(states)" = unchanged ] || fail "apply -k after apply -f changed something: $(cat "$TEST_TMP/apply.out")"
 pass "apply -k and apply -f create the same objects, each a no-op after the other"
@@ -68,11 +69,14 @@ ctr=.spec.template.spec.containers[0]
 check() { [ "$(dep "$1")" = "$2" ] || fail "deployment $1 is '$(dep "$1")', want '$2'"; }
 check .spec.replicas 2
 check .spec.template.spec.serviceAccountName toy-scheduler
-check "$ctr.args" '["--leader-elect","--leader-elect-resource-namespace=academy-build","--scheduler-name=toy-scheduler","-v=2","--metrics-bind-address=0.0.0.0:10251"]'
+check "$ctr.args" '["--leader-elect","--leader-elect-resource-namespace=academy-build","--scheduler-name=toy-scheduler","-v=2"]'
 check "$ctr.env[?(@.name==\"POD_NAME\")].valueFrom.fieldRef.fieldPath" metadata.name
 check "$ctr.livenessProbe.httpGet.path" /livez
 check "$ctr.readinessProbe.httpGet.path" /readyz
-check "$ctr.ports[?(@.name==\"http-metrics\")].containerPort" 10251
+check "$ctr.livenessProbe.httpGet.scheme" HTTPS
+check "$ctr.readinessProbe.httpGet.scheme" HTTPS
+check "$ctr.livenessProbe.httpGet.port" https
+check "$ctr.ports[?(@.name==\"https\")].containerPort" 10259
 check .spec.template.spec.securityContext.runAsNonRoot true
 check .spec.template.spec.securityContext.runAsUser 65532
 check .spec.template.spec.securityContext.seccompProfile.type RuntimeDefault
@@ -116,13 +120,15 @@ selfsubjectrulesreviews.authorization.k8s.io [] [] [create]
 [/version] [] [get]"
 # toy-scheduler's own, everywhere (ClusterRole): src/kube/reflector.cpp (list,
 # watch), src/sched/scheduler.cpp (pods/binding), src/sched/events.cpp
-# (pods/status, events).
+# (pods/status, events), src/serve/auth.cpp (the secure port's reviews).
 CLUSTER="pods [] [] [get list watch]
 pods/binding [] [] [create]
 pods/status [] [] [patch]
 nodes [] [] [get list watch]
 events [] [] [create patch]
-events.events.k8s.io [] [] [create patch]"
+events.events.k8s.io [] [] [create patch]
+tokenreviews.authentication.k8s.io [] [] [create]
+subjectaccessreviews.authorization.k8s.io [] [] [create]"
 # ... and in academy-build only (Role): src/lease/elector.cpp.
 LEASES="leases.coordination.k8s.io [] [] [create]
 leases.coordination.k8s.io [] [toy-scheduler] [get list watch update]"

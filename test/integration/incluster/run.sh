@@ -38,14 +38,16 @@ YAML
 as_sa() { "$KUBECTL" --kubeconfig "$TEST_TMP/sa.kubeconfig" "$@"; }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-declare -A PID PORT
-# in_pod NAME: a replica whose pod is NAME. Its --metrics-bind-address is moved
-# to a free loopback port: here two replicas share one network namespace,
-# where in the cluster each pod has its own.
+declare -A PID PORT SPORT
+# in_pod NAME: a replica whose pod is NAME, with the Deployment's args. Its
+# secure port (10259 in a pod) is moved to a free port, and a plain-HTTP
+# loopback port is added for the checks: here two replicas share one network
+# namespace, where in the cluster each pod has its own.
 in_pod() {
   local name=$1
   PORT[$name]=$(free_port)
-  local args=("${ARGS[@]/#--metrics-bind-address=*/--metrics-bind-address=127.0.0.1:${PORT[$name]}}")
+  SPORT[$name]=$(free_port)
+  local args=("${ARGS[@]}" "--metrics-bind-address=127.0.0.1:${PORT[$name]}" "--secure-port=${SPORT[$name]}")
   env -u KUBECONFIG HOME="$TEST_TMP/home" POD_NAME="$name" \
     KUBERNETES_SERVICE_HOST="${hostport%:*}" KUBERNETES_SERVICE_PORT="${hostport##*:}" \
     unshare -m --propagation private "$HERE/in_pod.sh" "$SA" \
@@ -112,6 +114,30 @@ if command -v curl >/dev/null && curl -fsS -m 2 "http://127.0.0.1:${PORT[$A]}/he
   curl -fsS -m 2 "http://127.0.0.1:${PORT[$B]}/readyz" >/dev/null || fail "/readyz fails on the standby"
   pass "/healthz, /livez, /readyz answer on the leader; /readyz on the standby too"
 fi
+
+# The secure port, as the Deployment serves it (curl -k https://POD:10259,
+# here 127.0.0.1 and the replica's port): open for the probes, 401 without a
+# token, 403 for the scheduler's own token until RBAC allows it, then 200.
+https_code() {  # https_code PATH [token file]
+  local auth=()
+  [ -n "${2:-}" ] && auth=(-H "Authorization: Bearer $(cat "$2")")
+  curl -ks -o "$TEST_TMP/https.out" -w '%{http_code}' -m 5 "${auth[@]}" "https://127.0.0.1:${SPORT[$A]}$1"
+}
+wait_until 10 "the secure port answers" '[ "$(https_code /healthz)" = 200 ]'
+for p in /livez /readyz; do [ "$(https_code $p)" = 200 ] || fail "$p over HTTPS without a token: $(https_code $p)"; done
+code=$(https_code /debug/cache)
+[ "$code" = 401 ] || fail "/debug/cache without a token: HTTP $code, want 401"
+code=$(https_code /debug/cache "$SA/token")
+[ "$code" = 403 ] || fail "/debug/cache with the scheduler's token, before RBAC allows it: HTTP $code, want 403"
+grep -qF 'cannot get path \"/debug/cache\"' "$TEST_TMP/https.out" || fail "the 403 does not say why: $(cat "$TEST_TMP/https.out")"
+k create clusterrolebinding toy-scheduler-endpoints-test --clusterrole=toy-scheduler-endpoints \
+  --serviceaccount=academy-build:toy-scheduler >/dev/null
+on_exit k delete clusterrolebinding toy-scheduler-endpoints-test '>/dev/null'
+# The 403 stays cached for 10 s (upstream's deny TTL).
+wait_until 20 "/debug/cache with the token and RBAC" '[ "$(https_code /debug/cache "$SA/token")" = 200 ]'
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))["assumed"]' "$TEST_TMP/https.out" || fail "/debug/cache is not the cache"
+! grep -qF "$(cat "$SA/token")" "$TEST_TMP"/*.log || fail "the token is in a replica's log"
+pass "HTTPS :10259 (self-signed): /healthz /livez /readyz 200 without a token; /debug/cache 401 without, 403 with the own token, 200 once RBAC allows"
 
 # Graceful handover, in-cluster: SIGTERM releases, the standby takes it.
 start=$(now_ms)

@@ -23,7 +23,7 @@ on_exit "kill $! 2>/dev/null"
 wait_until 10 "the proxy" '[ -s "$TEST_TMP/proxy.port" ]'
 sed "s#$server#https://127.0.0.1:$(cat "$TEST_TMP/proxy.port")#" "$KCFG" >"$TEST_TMP/slow.kubeconfig"
 
-"$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$TEST_TMP/slow.kubeconfig" --metrics-bind-address=127.0.0.1:0 -v=6 \
+"$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$TEST_TMP/slow.kubeconfig" --metrics-bind-address=127.0.0.1:0 --secure-port=0 -v=6 \
   "${LEASE[@]}" --leader-elect-identity=a --kube-api-qps=5 --kube-api-burst=1 >"$TEST_TMP/a.log" 2>&1 &
 A_PID=$!
 on_exit "kill -KILL $A_PID 2>/dev/null"

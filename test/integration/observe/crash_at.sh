@@ -9,7 +9,7 @@ deployment burst 30 toy-scheduler
 wait_until 20 "30 pods" '[ "$(count_pods app=burst)" = 30 ]'
 
 rc=0
-"$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" --metrics-bind-address=127.0.0.1:0 -v=3 \
+"$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" --metrics-bind-address=127.0.0.1:0 --secure-port=0 -v=3 \
   --crash-at=bind.post:10 >"$TEST_TMP/first.log" 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "exit status $rc, expected 2"
 grep -q '^crash-at: bind.post:10 reached by task' "$TEST_TMP/first.log" || fail "no crash-at line"

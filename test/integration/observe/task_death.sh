@@ -25,7 +25,7 @@ wait "$TOY_PID" || true
 
 deployment more 3 toy-scheduler
 rc=0
-timeout 30 "$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" --metrics-bind-address=127.0.0.1:0 -v=2 \
+timeout 30 "$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$KCFG" --metrics-bind-address=127.0.0.1:0 --secure-port=0 -v=2 \
   --throw-at=schedule.pop:2 >"$TEST_TMP/schedule.log" 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "exit status $rc after the scheduling loop threw, want 2: $(tail -n3 "$TEST_TMP/schedule.log")"
 grep -q '"Critical task failed; the scheduler cannot go on" task="schedule"' "$TEST_TMP/schedule.log" ||
