@@ -164,20 +164,35 @@ restart_private_lab() {
   KCFG=$LAB_KUBECONFIG
 }
 
-# start_fault_proxy: fault_proxy.py between a client and this test's lab,
-# controlled by the files $TEST_TMP/slow (seconds each chunk is held) and
-# $TEST_TMP/cut (while it exists: every connection reset). Sets PROXY_KCFG,
-# KCFG with the proxy as its server.
-start_fault_proxy() {
-  local server
-  server=$(k config view --raw -o jsonpath='{.clusters[0].cluster.server}')
-  python3 "$TOYSCHED_ROOT/test/integration/fault_proxy.py" "$TEST_TMP/proxy.port" "${server#https://}" \
-    "$TEST_TMP/slow" "$TEST_TMP/cut" 2>"$TEST_TMP/proxy.log" &
+# start_toxiproxy: Shopify's toxiproxy (kube-lab toxiproxy) with one proxy,
+# "api", from a free port to this test's lab. Sets TOXI_KCFG, KCFG with
+# the proxy as its server (TLS passes through: the lab's certificate names
+# 127.0.0.1, which the proxy listens on). Faults through `toxi`.
+start_toxiproxy() {
+  local server port i listen=
+  "$KUBE_LAB" toxiproxy --port-file "$TEST_TMP/toxiproxy.port" 2>"$TEST_TMP/toxiproxy.log" &
   on_exit "kill $! 2>/dev/null"
-  wait_until 10 "the proxy" '[ -s "$TEST_TMP/proxy.port" ]'
-  PROXY_KCFG=$TEST_TMP/proxy.kubeconfig
-  sed "s#$server#https://127.0.0.1:$(cat "$TEST_TMP/proxy.port")#" "$KCFG" >"$PROXY_KCFG"
+  wait_until 20 "toxiproxy's API" '[ -s "$TEST_TMP/toxiproxy.port" ]'
+  TOXI=http://127.0.0.1:$(cat "$TEST_TMP/toxiproxy.port")
+  server=$(k config view --raw -o jsonpath='{.clusters[0].cluster.server}')
+  # A port below the ephemeral range: it must stay ours while the proxy is
+  # disabled (an outgoing connection could take an ephemeral one meanwhile).
+  for ((i = 0; i < 20; i++)); do
+    port=$((20000 + RANDOM % 12000))
+    listen=$(toxi POST /proxies "{\"name\": \"api\", \"listen\": \"127.0.0.1:$port\", \"upstream\": \"${server#https://}\"}" 2>/dev/null) ||
+      listen=
+    [ -z "$listen" ] || break
+  done
+  [ -n "$listen" ] || fail "toxiproxy found no free port"
+  TOXI_KCFG=$TEST_TMP/toxi.kubeconfig
+  sed "s#$server#https://127.0.0.1:$port#" "$KCFG" >"$TOXI_KCFG"
 }
+
+# toxi METHOD PATH [JSON]: a request to toxiproxy's API (fails on an error),
+# e.g. toxi POST /proxies/api/toxics '{"type": "latency", ...}' to add a
+# fault, toxi DELETE /proxies/api/toxics/NAME to remove it, toxi POST
+# /proxies/api '{"enabled": false}' to cut every connection and refuse new ones.
+toxi() { curl -sf -X "$1" "$TOXI$2" ${3:+-d "$3"}; }
 
 # check_cache_agrees URL: toy-scheduler's /debug/cache (at URL) holds no
 # assumed pod and, node by node, the pods and requests the API server has.
