@@ -5,7 +5,8 @@
 //
 // The same binary is also `kubectl` (when invoked under that name, or as
 // `kube-lab kubectl ...`) and `kube-lab kube-scheduler ...`, so that every
-// Kubernetes piece the project uses comes from one pinned release.
+// Kubernetes piece the project uses comes from one pinned release; and
+// `kube-lab toxiproxy ...`, the fault-injecting proxy of the fault tests.
 //
 // The command line is a contract with the project's scripts and tests; see
 // lab/README.md.
@@ -41,6 +42,8 @@ func main() {
 			return
 		case "kube-scheduler":
 			os.Exit(runKubeScheduler(os.Args[2:]))
+		case "toxiproxy":
+			os.Exit(runToxiproxy(os.Args[2:]))
 		}
 	}
 	os.Exit(runLab(os.Args[1:]))

@@ -182,6 +182,7 @@ asio::awaitable<void> Scheduler::bind(BindRequest req) {
       if (!settled) {  // an exception: undo the assumption, try again later
         s.cache_.forget(req.pod.uid);
         s.queue_.backoff(req.pod.uid, clock::now());
+        s.move_unschedulable("AssignedPodDelete");
       }
       s.wake();
     }
@@ -252,6 +253,11 @@ void Scheduler::report_latency(const BindRequest& req) {
 void Scheduler::handle_bind_failure(const BindRequest& req, const kube::ApiError& err) {
   const kube::Pod& pod = req.pod;
   cache_.forget(pod.uid);
+  // As upstream (handleBindingCycleError): a forgotten assumption frees
+  // room like an assigned pod deleted, so the pods it kept out are retried
+  // now. Else one whose rival then goes away unseen by the cache (deleted
+  // while in backoff) would wait for the 5-minute flush.
+  move_unschedulable("AssignedPodDelete");
   if (err.is_conflict()) {
     // Another scheduler bound it first (or it is being deleted): the API
     // server is the arbiter. Forget our decision; the watch tells the rest.

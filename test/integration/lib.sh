@@ -155,3 +155,90 @@ toy_port() {
   wait_until 10 "the scheduler's HTTP port in $1" "grep -q 'Serving health, metrics and debug endpoints' '$1'"
   grep -o 'Serving health, metrics and debug endpoints.* port=[0-9]*' "$1" | head -n1 | sed 's/.*port=//'
 }
+
+# restart_private_lab PAUSE [kube-lab flags]: the private lab stopped, PAUSE
+# seconds of no API server, started again on the same DIR (same port, same
+# etcd data). Updates KCFG.
+restart_private_lab() {
+  local pause=$1; shift
+  lab_stop "$LAB_DIR"
+  sleep "$pause"
+  lab_start "$LAB_DIR" "$@" || fail "the lab did not restart"
+  KCFG=$LAB_KUBECONFIG
+}
+
+# start_toxiproxy: Shopify's toxiproxy (kube-lab toxiproxy) with one proxy,
+# "api", from a free port to this test's lab. Sets TOXI_KCFG, KCFG with
+# the proxy as its server (TLS passes through: the lab's certificate names
+# 127.0.0.1, which the proxy listens on). Faults through `toxi`.
+start_toxiproxy() {
+  local server port i listen=
+  "$KUBE_LAB" toxiproxy --port-file "$TEST_TMP/toxiproxy.port" 2>"$TEST_TMP/toxiproxy.log" &
+  on_exit "kill $! 2>/dev/null"
+  wait_until 20 "toxiproxy's API" '[ -s "$TEST_TMP/toxiproxy.port" ]'
+  TOXI=http://127.0.0.1:$(cat "$TEST_TMP/toxiproxy.port")
+  server=$(k config view --raw -o jsonpath='{.clusters[0].cluster.server}')
+  # A port below the ephemeral range: it must stay ours while the proxy is
+  # disabled (an outgoing connection could take an ephemeral one meanwhile).
+  for ((i = 0; i < 20; i++)); do
+    port=$((20000 + RANDOM % 12000))
+    listen=$(toxi POST /proxies "{\"name\": \"api\", \"listen\": \"127.0.0.1:$port\", \"upstream\": \"${server#https://}\"}" 2>/dev/null) ||
+      listen=
+    [ -z "$listen" ] || break
+  done
+  [ -n "$listen" ] || fail "toxiproxy found no free port"
+  TOXI_KCFG=$TEST_TMP/toxi.kubeconfig
+  sed "s#$server#https://127.0.0.1:$port#" "$KCFG" >"$TOXI_KCFG"
+}
+
+# toxi METHOD PATH [JSON]: a request to toxiproxy's API (fails on an error),
+# e.g. toxi POST /proxies/api/toxics '{"type": "latency", ...}' to add a
+# fault, toxi DELETE /proxies/api/toxics/NAME to remove it, toxi POST
+# /proxies/api '{"enabled": false}' to cut every connection and refuse new ones.
+toxi() { curl -sf -X "$1" "$TOXI$2" ${3:+-d "$3"}; }
+
+# check_cache_agrees URL: toy-scheduler's /debug/cache (at URL) holds no
+# assumed pod and, node by node, the pods and requests the API server has.
+check_cache_agrees() {
+  k get pods -A -o json >"$TEST_TMP/pods.json"
+  curl -sf "$1/debug/cache" >"$TEST_TMP/cache.json" || fail "no /debug/cache at $1"
+  python3 "$TOYSCHED_ROOT/test/integration/check_cache.py" "$TEST_TMP/pods.json" "$TEST_TMP/cache.json" ||
+    fail "/debug/cache disagrees with the API server"
+}
+
+# list_rv: the resourceVersion of NS's pod collection now: no later than
+# anything a client watching pods has seen so far.
+list_rv() {
+  k get --raw "/api/v1/namespaces/$NS/pods?limit=1" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
+}
+
+# compacted_past RV: whether a watch of NS's pods from RV is refused as too
+# old (410): etcd compacted past it (a lab with --watch-cache=false).
+compacted_past() {
+  k get --raw "/api/v1/namespaces/$NS/pods?watch=1&timeoutSeconds=1&resourceVersion=$1" 2>&1 |
+    grep -q -e '"code":410' -e 'too old resource version'
+}
+
+# wait_compacted_past RV SECS: new revisions (a ConfigMap every 0.5 s in
+# NS), until etcd has compacted past RV.
+wait_compacted_past() {
+  local i deadline=$((SECONDS + $2))
+  for ((i = 0; ; i++)); do
+    compacted_past "$1" && return 0
+    ((SECONDS < deadline)) || fail "etcd did not compact past resourceVersion $1 in $2 s"
+    k -n "$NS" create configmap "tick-$i" >/dev/null
+    sleep 0.5
+  done
+}
+
+# metric URL NAME [LABEL=VALUE...]: the sum of NAME's samples with those
+# labels on URL/metrics (parsed by prometheus_client), 0 if none.
+metric() {
+  curl -sf "$1/metrics" | /usr/bin/python3 -c '
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+name, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
+print(int(sum(s.value for f in text_string_to_metric_families(sys.stdin.read()) for s in f.samples
+              if s.name == name and all(s.labels.get(k) == v for k, v in want.items()))))' "${@:2}"
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The API server turns slow for the leader only (a proxy on its connections
+# The API server turns slow for the leader only (toxiproxy on its connections
 # holds every chunk 2 s, so a GET + PUT renew cannot finish within the 3 s
 # renew deadline), while its binds wait in the rate limiter. The leader must
 # stop sending binds at its last renew + renew deadline, give up the lead and
@@ -16,14 +16,9 @@ LEASE=(--leader-elect --leader-elect-resource-namespace="$NS" --leader-elect-res
 holder() { k -n "$NS" get lease slow -o jsonpath='{.spec.holderIdentity}' 2>/dev/null || true; }
 
 # The leader-to-be talks to the API server through the proxy.
-server=$(k config view --raw -o jsonpath='{.clusters[0].cluster.server}')
-python3 "$(dirname "$0")/slow_proxy.py" "$TEST_TMP/proxy.port" "${server#https://}" "$TEST_TMP/slow" \
-  2>"$TEST_TMP/proxy.log" &
-on_exit "kill $! 2>/dev/null"
-wait_until 10 "the proxy" '[ -s "$TEST_TMP/proxy.port" ]'
-sed "s#$server#https://127.0.0.1:$(cat "$TEST_TMP/proxy.port")#" "$KCFG" >"$TEST_TMP/slow.kubeconfig"
+start_toxiproxy
 
-"$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$TEST_TMP/slow.kubeconfig" --metrics-bind-address=127.0.0.1:0 --secure-port=0 -v=6 \
+"$TOYSCHED_BUILD/toy-scheduler" --kubeconfig "$TOXI_KCFG" --metrics-bind-address=127.0.0.1:0 --secure-port=0 -v=6 \
   "${LEASE[@]}" --leader-elect-identity=a --kube-api-qps=5 --kube-api-burst=1 >"$TEST_TMP/a.log" 2>&1 &
 A_PID=$!
 on_exit "kill -KILL $A_PID 2>/dev/null"
@@ -33,7 +28,9 @@ sleep 1
 
 deployment burst 40 toy-scheduler
 wait_until 30 "a binds a few" '[ "$(grep -c "Successfully bound" "$TEST_TMP/a.log")" -ge 3 ]'
-echo 2 >"$TEST_TMP/slow"
+for s in upstream downstream; do
+  toxi POST /proxies/api/toxics "{\"type\": \"latency\", \"stream\": \"$s\", \"attributes\": {\"latency\": 2000}}" >/dev/null
+done
 echo "  slow for a from $(date +%T.%N)"
 
 rc=0

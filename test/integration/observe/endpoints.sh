@@ -44,30 +44,7 @@ done
 pass "/debug/cache showed $seen_assumed assumed pods mid-burst"
 wait_until 30 "burst bound" '[ "$(bound_count app=burst)" = 30 ]'
 sleep 1
-k get pods -A -o json >"$TEST_TMP/pods.json"
-curl -s "$url/debug/cache" >"$TEST_TMP/cache.json"
-/usr/bin/python3 - "$TEST_TMP/pods.json" "$TEST_TMP/cache.json" <<'PY' || fail "/debug/cache disagrees with the API server"
-import json, sys
-from collections import defaultdict
-pods = json.load(open(sys.argv[1]))["items"]
-cache = json.load(open(sys.argv[2]))
-assert cache["assumed"] == [], cache["assumed"]
-want = defaultdict(int); count = defaultdict(int)
-for p in pods:
-    node = p["spec"].get("nodeName")
-    if not node or p["status"].get("phase") in ("Succeeded", "Failed"):
-        continue
-    count[node] += 1
-    for c in p["spec"]["containers"]:
-        cpu = c.get("resources", {}).get("requests", {}).get("cpu")
-        if cpu:
-            want[node] += int(cpu[:-1]) if cpu.endswith("m") else int(float(cpu) * 1000)
-for n in cache["nodes"]:
-    got = n["requested"]["cpu_millis"]
-    assert got == want[n["name"]], (n["name"], got, want[n["name"]])
-    assert n["pods"] == count[n["name"]], (n["name"], n["pods"], count[n["name"]])
-print("cache agrees:", {n["name"]: n["requested"]["cpu_millis"] for n in cache["nodes"]})
-PY
+check_cache_agrees "$url"
 pass "after the burst: no assumed pods; requested totals equal the API server's"
 
 # One pod that cannot fit, then /metrics.

@@ -87,6 +87,13 @@ pod gpu-one <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, resou
 expect_node gpu-one lab-node-2
 pod gpu-three <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {limits: {example.com/gpu: 3}}}]"
 expect_reason gpu-three "0/3 nodes are available: 3 Insufficient example.com/gpu."
+# One that no node advertises at all (issue 18 item 2), alone and beside a
+# cpu request no node can meet: each reason counted, sorted as upstream.
+pod foo-none <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {limits: {example.com/foo: 1}}}]"
+expect_reason foo-none "0/3 nodes are available: 3 Insufficient example.com/foo."
+pod foo-cpu <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9,
+    resources: {requests: {cpu: '5'}, limits: {example.com/foo: 1}}}]"
+expect_reason foo-cpu "0/3 nodes are available: 3 Insufficient cpu, 3 Insufficient example.com/foo."
 
 # --- init containers: the largest init container counts, not only the app
 pod init-big <<<"  initContainers: [{name: i, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: '5'}}}]
@@ -105,6 +112,36 @@ pod overhead <<<"  runtimeClassName: heavy
   containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]"
 [ "$(k -n "$NS" get pod overhead -o jsonpath='{.spec.overhead.cpu}')" = 4 ] || fail "admission set no overhead"
 expect_reason overhead "0/3 nodes are available: 3 Insufficient cpu."
+
+# --- a node with no allocatable (issue 18 item 2). As upstream, every
+# quantity is 0 then, pods included: it takes no pod, not even one that
+# requests nothing. With only pods allocatable, it takes pods without
+# requests (and scores them without dividing by its zero cpu and memory).
+# The messages are kube-scheduler's Filter part, checked against it on the
+# lab (its preemption part aside, which toy-scheduler does not do).
+k create -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Node
+metadata: {name: lab-node-4, labels: {kubernetes.io/hostname: lab-node-4}}
+status:
+  conditions: [{type: Ready, status: "True", reason: KubeletReady, message: ok}]
+YAML
+[ -z "$(k get node lab-node-4 -o jsonpath='{.status.allocatable}')" ] || fail "the API server gave lab-node-4 an allocatable"
+ON4="nodeSelector: {kubernetes.io/hostname: lab-node-4}"
+pod bare-on-4 <<<"  $ON4
+  $PAUSE"
+expect_reason bare-on-4 "0/4 nodes are available: 1 Too many pods, 3 node(s) didn't match Pod's node affinity/selector."
+pod cpu-on-4 <<<"  $ON4
+  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]"
+expect_reason cpu-on-4 "0/4 nodes are available: 1 Insufficient cpu, 1 Too many pods, 3 node(s) didn't match Pod's node affinity/selector."
+k patch node lab-node-4 --subresource=status --type=merge -p '{"status":{"allocatable":{"pods":"3"}}}' >/dev/null
+expect_node bare-on-4 lab-node-4
+sleep 1 # time for a wrong bind: cpu-on-4 must stay pending (no cpu there)
+[ -z "$(node_of cpu-on-4)" ] || fail "cpu-on-4 bound to a node with no cpu"
+pass "cpu-on-4 still pending once lab-node-4 allows pods but has no cpu"
+k patch node lab-node-4 --subresource=status --type=merge -p '{"status":{"allocatable":{"cpu":"1","pods":"3"}}}' >/dev/null
+expect_node cpu-on-4 lab-node-4
+kill -0 "$TOY_PID" || fail "toy-scheduler died"
 
 check_no_overcommit
 pass "no node over-committed"

@@ -25,17 +25,6 @@ spec:
 YAML
 }
 field() { k -n "$NS" get pod "$1" -o jsonpath="{$2}"; }
-# The collection's resourceVersion now: no later than anything the frozen
-# scheduler has seen.
-list_rv() {
-  k get --raw "/api/v1/namespaces/$NS/pods?limit=1" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])'
-}
-# Whether a watch from resourceVersion $1 is refused as too old.
-compacted_past() {
-  k get --raw "/api/v1/namespaces/$NS/pods?watch=1&timeoutSeconds=1&resourceVersion=$1" 2>&1 |
-    grep -q -e '"code":410' -e 'too old resource version'
-}
 
 pod web 3
 wait_until 30 "web bound" '[ -n "$(field web .spec.nodeName)" ]'
@@ -45,19 +34,12 @@ pass "web ($old_uid) bound to $(field web .spec.nodeName)"
 kill -STOP "$TOY_PID"
 on_exit "kill -CONT $TOY_PID 2>/dev/null"  # runs before start_toy's kill -TERM
 rv=$(list_rv)
-lab_stop "$LAB_DIR"
-lab_start "$LAB_DIR" "${flags[@]}" || fail "the lab did not restart"
-KCFG=$LAB_KUBECONFIG
+restart_private_lab 0 "${flags[@]}"
 k -n "$NS" delete pod web --wait=true >/dev/null # the fake kubelet finalizes it
 pod web 3
 new_uid=$(field web .metadata.uid)
 [ "$new_uid" != "$old_uid" ] || fail "web kept its UID"
-for ((i = 0; ; i++)); do # new revisions, until etcd has compacted past $rv
-  compacted_past "$rv" && break
-  ((i < 120)) || fail "etcd did not compact past resourceVersion $rv"
-  k -n "$NS" create configmap "tick-$i" >/dev/null
-  sleep 0.5
-done
+wait_compacted_past "$rv" 60
 pass "web recreated as $new_uid while toy-scheduler was frozen; resourceVersion $rv compacted"
 
 kill -CONT "$TOY_PID"
