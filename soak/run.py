@@ -266,22 +266,21 @@ def setting(args, load):
                args.churn_nodes))
 
 
-def summarize(soak, args, argv, load):
+def summarize(soak, args, argv, load, commit, started):
     rows = soak.csv.rows
     t = soak.times
     churn_s = t.get("churn_end", 0) - t.get("churn_start", 0)
     pods = soak.ledger.counts(soak.toy.log() if soak.toy else "")
     rss = report.rss_figures(rows, churn_s) if rows else None
-    s = {"command": " ".join(["./dev soak"] + argv), "date": dt.datetime.now(dt.timezone.utc).strftime(
-        "%Y-%m-%d %H:%M UTC"), "commit": git_commit(), "setting": setting(args, load), "churn_s": churn_s,
-        "period_s": args.period, "interval_s": args.interval, "settle_s": t.get("settle_s", 0.0),
-        "churn": soak.churn.counts if soak.churn else {}, "pods": pods, "rss": rss,
-        "tasks_baseline": t.get("tasks_baseline"), "tasks_after": t.get("tasks_after"),
-        "tasks_peak": max((r["tasks"] for r in rows), default=None),
-        "cpu_s": rows[-1]["cpu_s"] if rows else 0.0,
-        "watch_relists": soak.watch.relists if soak.watch else 0,
-        "watch_reconnects": soak.watch.reconnects if soak.watch else 0,
-        "csv": soak.csv.f.name}
+    s = {"command": " ".join(["./dev soak"] + argv), "date": started, "commit": commit,
+         "setting": setting(args, load), "churn_s": churn_s, "period_s": args.period, "interval_s": args.interval,
+         "settle_s": t.get("settle_s", 0.0), "churn": soak.churn.counts if soak.churn else {}, "pods": pods,
+         "rss": rss, "tasks_baseline": t.get("tasks_baseline"), "tasks_after": t.get("tasks_after"),
+         "tasks_peak": max((r["tasks"] for r in rows), default=None),
+         "cpu_s": rows[-1]["cpu_s"] if rows else 0.0,
+         "watch_relists": soak.watch.relists if soak.watch else 0,
+         "watch_reconnects": soak.watch.reconnects if soak.watch else 0,
+         "csv": soak.csv.f.name}
     s["checks"] = checks(soak, pods, rss)
     return s
 
@@ -301,6 +300,8 @@ def main(argv):
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, interrupted)
     load = os.getloadavg()[0]
+    commit = git_commit()  # now: the tree may be edited while a long run goes on
+    started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC (start)")
     soak, rc, error = Soak(args), 0, None
     try:
         soak.run()
@@ -319,7 +320,7 @@ def main(argv):
         progress(error)
         progress("the run directory: %s" % args.workdir)
         return rc
-    s = summarize(soak, args, argv, load)
+    s = summarize(soak, args, argv, load, commit, started)
     with open(os.path.join(args.workdir, "summary.json"), "w") as f:
         json.dump(s, f, indent=2, default=str)
     print(report.render(s))
