@@ -62,12 +62,13 @@ class Ledger:
             if typ == "DELETED" and rec.deleted_at is None:
                 rec.deleted_at = t
 
-    def mark_lost(self, now):
-        """Flags pods pending and unexplained for LOST_AFTER; returns how many are flagged in all."""
+    def mark_lost(self, now, min_age=LOST_AFTER):
+        """Flags pods pending and unexplained for min_age (0: every such pod,
+        as at the end of the settling); returns how many are flagged in all."""
         with self.lock:
             for rec in self.pods.values():
                 if rec.lost_at is None and not rec.settled() and rec.deleted_at is None \
-                        and now - rec.created > LOST_AFTER:
+                        and now - rec.created >= min_age:
                     rec.lost_at = now
             return sum(1 for r in self.pods.values() if r.lost_at is not None)
 

@@ -146,7 +146,9 @@ class Soak:
                  % (self.times["settle_s"], self.times["tasks_baseline"]))
         row = self.poll(TASKS_TIMEOUT, lambda r: r["tasks"] == self.times["tasks_baseline"])
         self.times["tasks_after"] = row and row["tasks"]
-        self.ledger.mark_lost(time.monotonic())
+        # Whatever is still pending unexplained now is lost, however young:
+        # the churn has stopped and the settling gave it SETTLE_TIMEOUT.
+        self.ledger.mark_lost(time.monotonic(), min_age=0)
 
     def teardown_phase(self):
         """Delete what the churn made; toy-scheduler's cache must empty."""

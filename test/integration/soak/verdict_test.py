@@ -51,6 +51,13 @@ class LedgerTest(unittest.TestCase):
         c = self.led.counts("")
         self.assertEqual((c["lost"], c["withdrawn"]), (["soak/a"], 0))
 
+    def test_pending_at_the_end_of_the_settling_is_lost_however_young(self):
+        self.led.on_event(0, "ADDED", pod("1", "a"))
+        self.assertEqual(self.led.mark_lost(1), 0)
+        self.assertEqual(self.led.mark_lost(1, min_age=0), 1)
+        self.led.on_event(2, "DELETED", pod("1", "a"))  # the tear-down
+        self.assertEqual(self.led.counts("")["lost"], ["soak/a"])
+
     def test_late_report_is_not_lost_at_the_end_but_is_flagged(self):
         self.led.on_event(0, "ADDED", pod("1", "a"))
         self.led.mark_lost(ledger.LOST_AFTER + 1)
