@@ -145,11 +145,9 @@ class Toy(Proc):
 
 class Watch:
     """`kubectl get -w --output-watch-events -o json` in a thread; every event
-    is kept with the time it arrived (monotonic unless told otherwise), for
-    timings the drill reports."""
+    is kept with the monotonic time it arrived, for timings the drill reports."""
 
-    def __init__(self, target, args, clock=None):
-        self.clock = clock or now  # time.time: comparable with log timestamps
+    def __init__(self, target, args):
         self.events = []  # (t, type, object)
         self._lock = threading.Lock()
         self.proc = subprocess.Popen(target.kubectl_argv(*args, "-w", "--output-watch-events", "-o", "json"),
@@ -174,7 +172,7 @@ class Watch:
                     break
                 buf = s[end:]
                 with self._lock:
-                    self.events.append((self.clock(), obj.get("type"), obj.get("object", {})))
+                    self.events.append((now(), obj.get("type"), obj.get("object", {})))
 
     def snapshot(self):
         with self._lock:

@@ -7,7 +7,7 @@ the lost races (409 conflicts) on each side, the win ratio, and checks "the
 thing that would actually be a bug": every pod's spec.nodeName agrees with
 its status.hostIP (the node's InternalIP), no pod bound by both, none lost.
 
-Per pod, the time from its creation (as a separate watch saw it) to each
+Per pod, the time from its creation (as a watch of the drill's own saw it) to each
 scheduler's bind attempt (from each log's timestamps; kube-scheduler's needs
 -v>=3, which the drill's lab sets), so a lost race shows whose side was slow.
 --runs N races N times in a row, each with a fresh toy-scheduler and a fresh
@@ -21,6 +21,7 @@ import os
 import re
 import signal
 import statistics
+import subprocess
 import time
 
 import kit
@@ -96,15 +97,42 @@ def latency_ms(created, at):
     return {"n": len(xs), "p50": pick(50), "p99": pick(99)}
 
 
-def created_and_bound(watch, ns):
-    """{pod: wall-clock seconds} the separate watch first saw each pod, and bound."""
-    created, bound = {}, {}
-    for ts, typ, o in watch.snapshot():
-        key = ns + "/" + o.get("metadata", {}).get("name", "")
-        created.setdefault(key, ts)
-        if o.get("spec", {}).get("nodeName"):
-            bound.setdefault(key, ts)
-    return created, bound
+class PodWatch:
+    """The reference clock: a watch of our own beside the two schedulers
+    (bench-ceiling watch: the project's client, a JSON watch as toy-scheduler
+    has), writing the wall-clock time each default-scheduler pod was first seen
+    pending and first seen bound. kubectl's watch is no reference: it prints
+    the events late enough that both schedulers seem to bind before the pod
+    exists."""
+
+    def __init__(self, t, name):
+        self.path = os.path.join(t.workdir, name + ".watch.txt")
+        self.proc = subprocess.Popen(
+            [os.path.join(t.build, "bench", "ceiling", "bench-ceiling"), "watch", "--kubeconfig", t.kubeconfig,
+             "--scheduler-name", "default-scheduler", "--out", self.path, "-v", "2"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        t.on_close(self.stop)
+        kit.wait_until(30, "the reference watch to list the pods",
+                       lambda: os.path.exists(self.path) and "synced" in open(self.path).read(), 0.05)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self.proc.wait()
+
+    def created_and_bound(self, ns, name):
+        """{pod: wall-clock seconds} first seen pending, and first seen bound."""
+        created, bound = {}, {}
+        with open(self.path) as f:
+            for line in f:
+                w = line.split()
+                if len(w) < 3 or not w[1].startswith(ns + "/" + name + "-"):
+                    continue
+                if w[0] == "seen":
+                    created.setdefault(w[1], int(w[2]) / 1e9)
+                elif w[0] == "bound":
+                    bound.setdefault(w[1], int(w[2]) / 1e9)
+        return created, bound
 
 
 def foreign_pending(t):
@@ -158,7 +186,7 @@ def race_once(t, n, name, last):
     """One race: a fresh toy-scheduler, a Deployment of n, the facts."""
     ks_log_path = os.path.join(t.lab_dir, "kube-scheduler.log") if t.on_lab else None
     ks_offset = os.path.getsize(ks_log_path) if ks_log_path else 0
-    watch = kit.Watch(t, ["-n", t.ns, "get", "pods", "-l", "app=" + name], clock=time.time)
+    watch = PodWatch(t, name)
     kit.progress("starting toy-scheduler --scheduler-name=default-scheduler -v=4")
     toy = t.toy("toy-scheduler" if name == "race" else "toy-scheduler-" + name,
                 "--scheduler-name=default-scheduler", "-v=4")
@@ -205,7 +233,7 @@ def race_once(t, n, name, last):
         their_conf_n, their_lost = their_conflicts_from_events(t, name)
         source = "FailedScheduling events"
     ev_n, _ = their_conflicts_from_events(t, name)
-    created, bound = created_and_bound(watch, t.ns)
+    created, bound = watch.created_and_bound(t.ns, name)
 
     placement, mismatched = {}, []
     for p in sorted(pods, key=lambda p: p["metadata"]["name"]):
