@@ -69,6 +69,12 @@ std::optional<TimePoint> parse_micro_time(std::string_view s) {
   const year_month_day ymd{year{Y}, month{static_cast<unsigned>(M)}, day{static_cast<unsigned>(D)}};
   if (!ymd.ok() || h > 23 || m > 59 || sec > 59) return std::nullopt;
   const auto tp = sys_days{ymd} + hours{h} + minutes{m - offset_min} + seconds{sec} + microseconds{micros};
+  // TimePoint counts nanoseconds in 64 bits: 1677-09-21 to 2262-04-11. Go's
+  // times run from year 0 to 9999, so a well-formed time can lie outside;
+  // it is refused like a malformed one (the cast would overflow: UB).
+  constexpr auto lo = ceil<microseconds>(TimePoint::min());
+  constexpr auto hi = floor<microseconds>(TimePoint::max());
+  if (tp < lo || tp > hi) return std::nullopt;
   return time_point_cast<TimePoint::duration>(tp);
 }
 

@@ -20,6 +20,16 @@ _run_cleanups() {
     done
   fi
   for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[i]}" || true; done
+  # ./dev test --sanitize: GCC's UBSan writes its report only to the stderr
+  # of the process, here the log of a toy-scheduler the test ran in the
+  # background (stopped above, so its leak report is in too). Keep every log
+  # with a report where ./dev looks: it fails the run even if the test passed.
+  if [ -n "${TOYSCHED_SANITIZER_REPORTS:-}" ]; then
+    find "$TEST_TMP" -maxdepth 2 -name '*.log' -type f -exec grep -lE \
+      'runtime error: |ERROR: (Address|Leak)Sanitizer' {} + 2>/dev/null | while IFS= read -r f; do
+      cp "$f" "$TOYSCHED_SANITIZER_REPORTS/$TEST_NAME-$(basename "$f")"
+    done || true  # grep finds nothing in a clean run: not the test's status
+  fi
   rm -rf "$TEST_TMP"
 }
 trap _run_cleanups EXIT

@@ -716,6 +716,25 @@ TEST_CASE("MicroTime: format and parse") {
   }
 }
 
+// Found by fuzz-watch-event and fuzz-lease (UBSan: signed overflow in the
+// nanosecond cast): a creationTimestamp or renewTime in year 1013 or 4052.
+TEST_CASE("MicroTime: a time beyond what TimePoint holds is refused, not overflowed") {
+  using namespace std::chrono;
+  for (const char* far :
+       {"1013-11-30T09:00:00Z", "4052-11-30T09:05:02.123456Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z",
+        "1677-09-21T00:12:43.145224Z", "2262-04-11T23:47:16.854776Z", "2262-04-11T23:00:00-01:00"}) {
+    CAPTURE(far);
+    CHECK_FALSE(parse_micro_time(far).has_value());
+  }
+  // The first and last microseconds it holds still parse.
+  CHECK(parse_micro_time("1677-09-21T00:12:43.145225Z") == ceil<microseconds>(TimePoint::min()));
+  CHECK(parse_micro_time("2262-04-11T23:47:16.854775Z") == floor<microseconds>(TimePoint::max()));
+  // In an object, such a time is a malformed field like any other.
+  auto pod = decode_pod(R"({"metadata":{"name":"p","uid":"u","creationTimestamp":"1013-11-30T09:00:00Z"}})");
+  REQUIRE_FALSE(pod.has_value());
+  CHECK(pod.error() == errc::json_malformed);
+}
+
 TEST_CASE("Lease: encode then decode is exact to the microsecond") {
   using namespace std::chrono;
   Lease l;

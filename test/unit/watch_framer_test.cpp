@@ -74,6 +74,30 @@ TEST_CASE("fed byte by byte: the same events") {
   CHECK(f.done());
 }
 
+// Found by fuzz-watch-stream: a watch that ends before any event (its
+// timeout, no bookmark) sends the final chunk right after the headers; split
+// as "0\r\n" + "\r" (+ "\n"), Beast's parser asserted (n >= 5) and aborted.
+TEST_CASE("a watch that ends with no event: its final chunk split anywhere") {
+  const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string last = "0\r\n\r\n";
+  // Every way to cut the 5 bytes into reads: bit i set = a cut after byte i.
+  for (unsigned cuts = 0; cuts < 16; ++cuts) {
+    CAPTURE(cuts);
+    WatchFramer f;
+    REQUIRE(f.feed(head));
+    std::size_t from = 0;
+    for (std::size_t i = 0; i < last.size(); ++i) {
+      if (i + 1 == last.size() || (cuts >> i & 1u) != 0) {
+        REQUIRE(f.feed(std::string_view(last).substr(from, i + 1 - from)));
+        from = i + 1;
+      }
+    }
+    CHECK(drain(f).empty());
+    CHECK(f.done());
+    CHECK(f.finish());
+  }
+}
+
 TEST_CASE("fed in random chunk sizes: the same events") {
   const std::string s = recorded_stream();
   for (unsigned seed = 1; seed <= 200; ++seed) {
