@@ -218,6 +218,9 @@ def race_once(t, n, name, last):
     our_conf = kit.conflict_lines(our_log, t.ns)
     our_attempts = attempts_in(our_log, t.ns)
     their_attempts = {}
+    # kube-scheduler's FailedScheduling events about lost races: shown on the
+    # lab too, and on a cluster the only count of its lost races.
+    ev_n, ev_pods = their_conflicts_from_events(t, name)
     if ks_log_path:
         with open(ks_log_path, errors="replace") as f:
             f.seek(ks_offset)
@@ -230,9 +233,8 @@ def race_once(t, n, name, last):
     else:
         names = {t.ns + "/" + p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods}
         theirs = {p: node for p, node in names.items() if p not in ours}
-        their_conf_n, their_lost = their_conflicts_from_events(t, name)
+        their_conf_n, their_lost = ev_n, ev_pods
         source = "FailedScheduling events"
-    ev_n, _ = their_conflicts_from_events(t, name)
     created, bound = watch.created_and_bound(t.ns, name)
 
     placement, mismatched = {}, []

@@ -229,16 +229,15 @@ def checks(soak, pods, rss):
     check("toy-scheduler ran until stopped, then exited 0", ran and t.get("exit_code") == 0,
           soak.died or "SIGTERM at the end: exit %s" % t.get("exit_code"))
     growth = rss and rss.get("growth_pct")
+    rss_check = "RSS growth after warm-up < %g %%" % report.RSS_GROWTH_LIMIT
     if os.environ.get("TOYSCHED_SANITIZER_REPORTS"):
         # ./dev test --sanitize: ASan keeps freed memory in its quarantine
         # (256 MB), so RSS grows with the churn, leak or not; LeakSanitizer
         # judges leaks there, at exit.
-        check("RSS growth after warm-up < %g %%" % report.RSS_GROWTH_LIMIT, True,
-              "not judged on an ASan build (its quarantine grows RSS): %s" % (
-                  "-" if growth is None else "%+.2f %%" % growth))
+        check(rss_check, True, "not judged on an ASan build (its quarantine grows RSS): %s" % (
+            "-" if growth is None else "%+.2f %%" % growth))
     else:
-        check("RSS growth after warm-up < %g %%" % report.RSS_GROWTH_LIMIT,
-              growth is not None and growth < report.RSS_GROWTH_LIMIT,
+        check(rss_check, growth is not None and growth < report.RSS_GROWTH_LIMIT,
               "no RSS samples after the warm-up" if growth is None else "%+.2f %% (%s -> %s)" % (
                   growth, report.mib(rss["after_warmup"]), report.mib(rss["end"])))
     check("task count back to its baseline", t.get("tasks_after") == t.get("tasks_baseline"),
