@@ -44,12 +44,15 @@ double run_once(int node_count, int pods, std::uint64_t seed, int percentage) {
     infos[static_cast<std::size_t>(i % node_count)]->add_pod(p);
   }
   std::mt19937_64 rng(seed);
+  const sched::Profile profile = sched::Profile::make_default();
+  // No node is tainted or cordoned, and the scheduler's cache knows it.
+  const sched::Cluster cluster{view, 0, 0};
   sched::Search search{percentage, 0};
   double start = thread_cpu_seconds();
   for (int i = 0; i < pods; ++i) {
     kube::Pod p = tmpl;
     p.uid = "m-" + std::to_string(i);
-    auto d = sched::schedule_pod(p, view, rng, nullptr, percentage < 0 ? nullptr : &search);
+    auto d = sched::schedule_pod(profile, p, cluster, rng, nullptr, percentage < 0 ? nullptr : &search);
     if (d.status != sched::Decision::Status::scheduled) {
       std::fprintf(stderr, "pod %d not scheduled: %s\n", i, d.message.c_str());
       return -1;

@@ -1,7 +1,5 @@
 #include "toysched/sched/algorithm.hpp"
 
-#include "toysched/sched/plugins.hpp"
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -17,7 +15,10 @@ constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule p
 // strings. One thread runs the scheduling cycle, so one set is enough.
 struct Scratch {
   std::vector<const NodeInfo*> feasible;
-  ScoreTable scores;
+  std::vector<Plugin*> filters;                // this pod's, after PreFilter
+  std::vector<WeightedPlugin> scorers;         // this pod's, after PreScore
+  std::vector<std::vector<std::int64_t>> raw;  // one column per scorer
+  std::vector<std::int64_t> total;
   std::vector<int> extended_counts;
   std::vector<const kube::Taint*> taints;
 };
@@ -116,44 +117,71 @@ std::size_t feasible_nodes_to_find(std::size_t nodes, int percentage) noexcept {
 }
 
 namespace {
-// Filters from search->next_start round the list, in chunks, until `want`
-// feasible nodes are found or every node was seen.
-FilterOutcome filter_sampled(const kube::Pod& pod, std::span<const NodeInfo* const> nodes, const NodeNameSet& allowed,
-                             std::vector<const NodeInfo*>& feasible, FilterSink& sink, std::size_t want,
-                             Search& search) {
+
+struct FilterOutcome {
+  int evaluated = 0;       // nodes the filters ran on
+  int absent = 0;          // nodes a PreFilter left out
+  bool null_node = false;  // a null pointer in the input: nothing else is valid
+};
+
+// Filters `chunk` with every active filter, plugin by plugin, and appends
+// the nodes that pass to `feasible`, in input order.
+void filter_chunk(const kube::Pod& pod, std::span<const NodeInfo* const> chunk, std::span<Plugin* const> filters,
+                  const NodeNameSet* names, std::vector<const NodeInfo*>& feasible, FilterSink& sink,
+                  FilterOutcome& out) {
+  const std::size_t base = feasible.size();
+  feasible.resize(base + chunk.size());
+  std::size_t n = 0;
+  for (const NodeInfo* ni : chunk) {
+    if (ni == nullptr) {
+      out.null_node = true;
+      break;
+    }
+    if (names != nullptr && !names->contains(ni->node.name)) {
+      ++out.absent;
+      continue;
+    }
+    feasible[base + n++] = ni;
+  }
+  out.evaluated += static_cast<int>(n);
+  for (Plugin* f : filters) {
+    if (n == 0) break;
+    n = f->filter(pod, std::span<const NodeInfo*>(feasible.data() + base, n), sink);
+  }
+  feasible.resize(base + n);
+}
+
+// Filters from search.next_start round the list, in chunks (so each
+// plugin's pass over a chunk stays in cache), until `want` feasible nodes
+// are found or every node was seen; the next search starts just after the
+// last node kept.
+FilterOutcome filter_nodes(const kube::Pod& pod, std::span<const NodeInfo* const> nodes,
+                           std::span<Plugin* const> filters, const NodeNameSet* names,
+                           std::vector<const NodeInfo*>& feasible, FilterSink& sink, std::size_t want, Search& search) {
   constexpr std::size_t kChunk = 128;
-  static thread_local std::vector<const NodeInfo*> part;
   FilterOutcome total;
   feasible.clear();
   const std::size_t n = nodes.size();
   std::size_t pos = search.next_start % n, processed = 0;
-  while (processed < n && feasible.size() < want) {
-    std::size_t len = std::min({kChunk, n - pos, n - processed});
-    FilterOutcome fo = filter_nodes(pod, nodes.subspan(pos, len), allowed, part, sink);
-    total.evaluated += fo.evaluated;
-    total.absent += fo.absent;
-    if (fo.null_node) {
-      total.null_node = true;
-      break;
-    }
-    const std::size_t room = want - feasible.size();
-    if (part.size() > room) {
-      // Enough: keep exactly `want`, as upstream does, and start the next
-      // search just after the last node kept.
-      const NodeInfo* last = part[room - 1];
-      feasible.insert(feasible.end(), part.begin(), part.begin() + static_cast<std::ptrdiff_t>(room));
+  while (processed < n && feasible.size() < want && !total.null_node) {
+    const std::size_t len = std::min({kChunk, n - pos, n - processed});
+    filter_chunk(pod, nodes.subspan(pos, len), filters, names, feasible, sink, total);
+    if (feasible.size() > want) {
+      // Enough: keep exactly `want`, as upstream does.
+      const NodeInfo* last = feasible[want - 1];
+      feasible.resize(want);
       std::size_t i = 0;
       while (nodes[(pos + i) % n] != last) ++i;
       pos = (pos + i + 1) % n;
       break;
     }
-    feasible.insert(feasible.end(), part.begin(), part.end());
     processed += len;
     pos = (pos + len) % n;
   }
   search.next_start = pos;
   return total;
 }
+
 }  // namespace
 
 Decision refuse_unsupported(const kube::Pod& pod) {
@@ -177,38 +205,107 @@ Decision refuse_unsupported(const kube::Pod& pod) {
                            " (--ignore-unsupported-constraints binds it anyway).");
 }
 
-Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nodes, std::mt19937_64& rng,
+std::int64_t NodeScore::of(PluginId id) const noexcept {
+  for (const auto& [p, v] : plugins) {
+    if (p == id) return v;
+  }
+  return 0;
+}
+
+namespace {
+
+// Every active score plugin over the feasible nodes: raw, normalized,
+// weighted, summed into s.total.
+void score_nodes(const Profile& profile, const kube::Pod& pod, const Cluster& cluster, Scratch& s) {
+  const std::size_t n = s.feasible.size();
+  s.scorers.clear();
+  for (const WeightedPlugin& w : profile.scorers()) {
+    if (w.plugin->pre_score(pod, s.feasible, cluster)) s.scorers.push_back(w);
+  }
+  if (s.raw.size() < s.scorers.size()) s.raw.resize(s.scorers.size());
+  for (std::size_t k = 0; k < s.scorers.size(); ++k) s.raw[k].resize(n);
+  // Raw scores chunk by chunk, every plugin over one chunk before the next:
+  // the chunk's NodeInfos stay in cache from one plugin to the next.
+  constexpr std::size_t kChunk = 128;
+  const std::span<const NodeInfo* const> all(s.feasible);
+  for (std::size_t at = 0; at < n; at += kChunk) {
+    const std::size_t len = std::min(kChunk, n - at);
+    for (std::size_t k = 0; k < s.scorers.size(); ++k) {
+      s.scorers[k].plugin->score(pod, all.subspan(at, len), std::span<std::int64_t>(s.raw[k]).subspan(at, len));
+    }
+  }
+  s.total.assign(n, 0);
+  for (std::size_t k = 0; k < s.scorers.size(); ++k) {
+    s.scorers[k].plugin->normalize(s.raw[k]);
+    // Through restrict pointers, and weight 1 (most plugins) without the
+    // multiply: the compiler then vectorizes the sum, which it may not do
+    // while `total` could alias the column (x86-64's baseline has no vector
+    // 64-bit multiply).
+    const std::int64_t weight = s.scorers[k].weight;
+    const std::int64_t* __restrict col = s.raw[k].data();
+    std::int64_t* __restrict total = s.total.data();
+    if (weight == 1) {
+      for (std::size_t i = 0; i < n; ++i) total[i] += col[i];
+    } else {
+      for (std::size_t i = 0; i < n; ++i) total[i] += col[i] * weight;
+    }
+  }
+}
+
+void report_scores(const Scratch& s, std::vector<NodeScore>& out) {
+  out.reserve(s.feasible.size());
+  for (std::size_t i = 0; i < s.feasible.size(); ++i) {
+    NodeScore ns{s.feasible[i], {}, s.total[i]};
+    for (std::size_t k = 0; k < s.scorers.size(); ++k) {
+      ns.plugins.emplace_back(s.scorers[k].plugin->id(), s.raw[k][i] * s.scorers[k].weight);
+    }
+    out.push_back(std::move(ns));
+  }
+}
+
+}  // namespace
+
+Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluster& cluster, std::mt19937_64& rng,
                       std::vector<NodeScore>* scores, Search* search) {
+  const std::span<const NodeInfo* const> nodes = cluster.nodes;
   if (scores != nullptr) scores->clear();
   Decision d;
   // Upstream answers an empty cluster with ErrNoNodesAvailable, handled as
   // UnschedulableAndUnresolvable: only a new node can help.
   if (nodes.empty()) return not_scheduled(std::move(d), false, std::string(kNoNodesAvailable));
 
-  const NodeNameSet allowed = prefilter_node_names(pod);
-  if (allowed.conflict) {
-    return not_scheduled(
-        std::move(d), false,
-        "0/" + std::to_string(nodes.size()) + " nodes are available: " + std::string(kPodAffinityTermsConflict) + ".");
+  Scratch& s = scratch();
+  const NodeNameSet* names = nullptr;
+  s.filters.clear();
+  for (Plugin* f : profile.filters()) {
+    const PreFilterResult pre = f->pre_filter(pod, cluster);
+    if (pre.kind == PreFilterResult::Kind::skip) continue;
+    if (pre.kind == PreFilterResult::Kind::reject) {
+      return not_scheduled(
+          std::move(d), false,
+          "0/" + std::to_string(nodes.size()) + " nodes are available: " + std::string(pre.message) + ".");
+    }
+    if (pre.names != nullptr) names = pre.names;  // one narrowing plugin today (NodeAffinity)
+    s.filters.push_back(f);
   }
 
-  Scratch& s = scratch();
   Diagnosis diag(pod, s);
-  const std::size_t want = search ? feasible_nodes_to_find(nodes.size(), search->percentage) : nodes.size();
-  const FilterOutcome fo = want < nodes.size() && allowed.all
-                               ? filter_sampled(pod, nodes, allowed, s.feasible, diag, want, *search)
-                               : filter_nodes(pod, nodes, allowed, s.feasible, diag);
+  // A narrowed search looks at every named node; otherwise, from where the
+  // last decision stopped, until enough nodes fit.
+  Search full{100, 0};
+  Search& where = search != nullptr && names == nullptr ? *search : full;
+  const std::size_t want = names == nullptr ? feasible_nodes_to_find(nodes.size(), where.percentage) : nodes.size();
+  const FilterOutcome fo = filter_nodes(pod, nodes, s.filters, names, s.feasible, diag, want, where);
   if (fo.null_node) {
     d.status = Decision::Status::error;
     d.message = "internal error: a null NodeInfo in the node list";
     return d;
   }
   d.evaluated_nodes = fo.evaluated;
-  const int absent = fo.absent;
   d.feasible_nodes = static_cast<int>(s.feasible.size());
 
   if (s.feasible.empty()) {
-    diag.add_absent(absent);
+    diag.add_absent(fo.absent);
     return not_scheduled(std::move(d), diag.any_resolvable(), diag.message(nodes.size()));
   }
   d.status = Decision::Status::scheduled;
@@ -217,10 +314,9 @@ Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nod
     return d;
   }
 
-  ScoreTable& t = s.scores;
-  score_nodes(pod, s.feasible, t);
+  score_nodes(profile, pod, cluster, s);
   const std::size_t n = s.feasible.size();
-  const std::int64_t* const total = t.total.data();
+  const std::int64_t* const total = s.total.data();
   const std::int64_t best = *std::max_element(total, total + n);
   const auto ties = static_cast<std::size_t>(std::count(total, total + n, best));
 
@@ -237,14 +333,7 @@ Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nod
       break;
     }
   }
-
-  if (scores != nullptr) {
-    scores->reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      scores->push_back(NodeScore{s.feasible[i], t.least_allocated[i], t.balanced_allocation[i], t.taint_toleration[i],
-                                  t.node_affinity[i], total[i]});
-    }
-  }
+  if (scores != nullptr) report_scores(s, *scores);
   return d;
 }
 

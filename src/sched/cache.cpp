@@ -21,10 +21,17 @@ void Cache::uncount(const kube::Pod& p) {
   if (!it->second.known && it->second.info->pod_count == 0) nodes_.erase(it);
 }
 
+void Cache::tally(const kube::Node& n, int sign) {
+  if (!n.taints.empty()) tainted_nodes_ += sign;
+  if (n.unschedulable) unschedulable_nodes_ += sign;
+}
+
 void Cache::add_node(const kube::Node& n) {
   auto& info = info_for(n.name);
-  info.node = n;
   auto& entry = nodes_[n.name];
+  if (entry.known) tally(info.node, -1);
+  info.node = n;
+  tally(info.node, +1);
   if (!entry.known) list_dirty_ = true;
   entry.known = true;
 }
@@ -34,6 +41,7 @@ void Cache::update_node(const kube::Node& n) { add_node(n); }
 void Cache::remove_node(const std::string& name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
+  if (it->second.known) tally(it->second.info->node, -1);
   it->second.known = false;
   list_dirty_ = true;
   if (it->second.info->pod_count == 0) nodes_.erase(it);

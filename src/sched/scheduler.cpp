@@ -123,7 +123,7 @@ void Scheduler::schedule_one(Queue::Item item) {
   // Refused before any node is looked at: no node can be shown to satisfy a
   // constraint we do not evaluate.
   Decision d = opts_.ignore_unsupported_constraints || !pod.unsupported.any()
-                   ? schedule_pod(pod, cache_.nodes(), rng_, nullptr, &search_)
+                   ? schedule_pod(profile_, pod, cache_.cluster(), rng_, nullptr, &search_)
                    : refuse_unsupported(pod);
   double cycle_seconds = seconds_since(cycle_start);
   if (d.status != Decision::Status::scheduled) {

@@ -4,6 +4,7 @@
 #include "toysched/sched/algorithm.hpp"
 #include "builders.hpp"
 #include "toysched/sched/node_info.hpp"
+#include "toysched/sched/profile.hpp"
 
 #include <doctest/doctest.h>
 
@@ -24,6 +25,12 @@ using test::term;
 
 namespace {
 
+// kube-scheduler's default profile, with the plugins this build has.
+const sched::Profile& default_profile() {
+  static const sched::Profile p = sched::Profile::make_default();
+  return p;
+}
+
 std::vector<const NodeInfo*> ptrs(const std::vector<NodeInfo>& nodes) {
   std::vector<const NodeInfo*> out;
   for (const auto& n : nodes) out.push_back(&n);
@@ -34,7 +41,7 @@ Decision run(const kube::Pod& pod, const std::vector<NodeInfo>& nodes, std::uint
              std::vector<sched::NodeScore>* scores = nullptr) {
   std::mt19937_64 rng(seed);
   const auto p = ptrs(nodes);
-  return sched::schedule_pod(pod, p, rng, scores);
+  return sched::schedule_pod(default_profile(), pod, p, rng, scores);
 }
 
 }  // namespace
@@ -159,11 +166,11 @@ TEST_CASE("least allocated node wins, with per-plugin scores exposed") {
   // busy: cpu (4000−3000)×100/4000 = 25, mem (32−24)/32 → 25; balanced f = .75/.75 → 100
   // idle: cpu 75, mem 75; balanced 100. No taints: TaintToleration 100 × 3.
   CHECK(scores[0].node == &nodes[0]);
-  CHECK(scores[0].least_allocated == 25);
-  CHECK(scores[1].least_allocated == 75);
-  CHECK(scores[0].balanced_allocation == 100);
-  CHECK(scores[0].taint_toleration == 300);
-  CHECK(scores[0].node_affinity == 0);
+  CHECK(scores[0].of(sched::PluginId::node_resources_fit) == 25);
+  CHECK(scores[1].of(sched::PluginId::node_resources_fit) == 75);
+  CHECK(scores[0].of(sched::PluginId::balanced_allocation) == 100);
+  CHECK(scores[0].of(sched::PluginId::taint_toleration) == 300);
+  CHECK(scores[0].of(sched::PluginId::node_affinity) == 0);
   CHECK(scores[0].total == 25 + 100 + 300);
   CHECK(scores[1].total == 75 + 100 + 300);
 }
@@ -191,8 +198,8 @@ TEST_CASE("PreferNoSchedule taint steers pods away") {
   const kube::Pod pod = make_pod().cpu("100m").memory("100Mi");
   std::vector<sched::NodeScore> scores;
   for (std::uint64_t seed = 0; seed < 20; ++seed) CHECK(run(pod, nodes, seed, &scores).node == "clean");
-  CHECK(scores[0].taint_toleration == 0);
-  CHECK(scores[1].taint_toleration == 300);
+  CHECK(scores[0].of(sched::PluginId::taint_toleration) == 0);
+  CHECK(scores[1].of(sched::PluginId::taint_toleration) == 300);
   // Tolerating it makes the taint count 0 everywhere: back to resources.
   CHECK(run(make_pod().cpu("100m").memory("100Mi").toleration("spot", "Exists", ""), nodes).node == "soft");
 }
@@ -226,7 +233,7 @@ TEST_CASE("spread: 20 identical pods on 3 identical nodes end 7/7/6") {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 20; ++i) {
     const kube::Pod pod = make_pod().name("p" + std::to_string(i)).cpu("100m").memory("500Mi");
-    const auto d = sched::schedule_pod(pod, p, rng);
+    const auto d = sched::schedule_pod(default_profile(), pod, p, rng);
     REQUIRE(d.status == Decision::Status::scheduled);
     auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodeInfo& n) { return n.node.name == d.node; });
     REQUIRE(it != nodes.end());
@@ -262,15 +269,15 @@ TEST_CASE("a sampled search stops early, goes round robin, and still finds a lon
   std::mt19937_64 rng(1);
   sched::Search search{0, 0};
   kube::Pod small = make_pod().ns("a").name("s").uid("s").cpu("100m");
-  auto d = sched::schedule_pod(small, view, rng, nullptr, &search);
+  auto d = sched::schedule_pod(default_profile(), small, view, rng, nullptr, &search);
   CHECK(d.status == sched::Decision::Status::scheduled);
   CHECK(d.feasible_nodes == 420);
   CHECK(search.next_start > 0);  // the next decision starts where this one stopped
   std::size_t first_start = search.next_start;
-  sched::schedule_pod(small, view, rng, nullptr, &search);
+  sched::schedule_pod(default_profile(), small, view, rng, nullptr, &search);
   CHECK(search.next_start != first_start);
   kube::Pod big = make_pod().ns("a").name("b").uid("b").cpu("4");
-  auto only = sched::schedule_pod(big, view, rng, nullptr, &search);
+  auto only = sched::schedule_pod(default_profile(), big, view, rng, nullptr, &search);
   REQUIRE(only.status == sched::Decision::Status::scheduled);
   CHECK(only.node == "n777");  // every node was looked at before giving up
   CHECK(only.evaluated_nodes == 1000);

@@ -5,6 +5,7 @@
 #include "builders.hpp"
 #include "toysched/sched/node_info.hpp"
 #include "toysched/sched/plugins.hpp"
+#include "toysched/sched/profile.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,13 +15,19 @@
 using namespace toysched;
 using sched::Code;
 using sched::NodeInfo;
-using sched::Plugin;
+using sched::PluginId;
 using test::make_node;
 using test::make_pod;
 using test::term;
 using Strings = std::vector<std::string>;
 
 namespace {
+
+// kube-scheduler's default profile, with the plugins this build has.
+const sched::Profile& default_profile() {
+  static const sched::Profile p = sched::Profile::make_default();
+  return p;
+}
 
 Strings reasons(const kube::Pod& pod, const sched::FilterStatus& s) { return s.reason_strings(pod); }
 
@@ -33,7 +40,7 @@ TEST_CASE("NodeName: only a set spec.nodeName can reject") {
   const kube::Pod other = make_pod().node_name("n2");
   const auto s = sched::filter_node_name(other, n1);
   CHECK(s.code == Code::unresolvable);
-  CHECK(s.plugin == Plugin::node_name);
+  CHECK(s.plugin == PluginId::node_name);
   CHECK(reasons(other, s) == Strings{"node(s) didn't match the requested node name"});
 }
 
@@ -74,7 +81,7 @@ TEST_CASE("NodeResourcesFit: pods, cpu, memory, ephemeral storage, extended") {
     const kube::Pod p = make_pod().cpu("1").memory("2Gi").ephemeral_storage("11Gi").extended("example.com/gpu", "2");
     const auto s = sched::filter_node_resources_fit(p, ni);
     CHECK(s.code == Code::unschedulable);
-    CHECK(s.plugin == Plugin::node_resources_fit);
+    CHECK(s.plugin == PluginId::node_resources_fit);
     CHECK(reasons(p, s) == Strings{"Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage",
                                    "Insufficient example.com/gpu"});
   }
@@ -256,23 +263,23 @@ TEST_CASE("run_filters: upstream order, the first rejecting plugin decides") {
   // Tainted and too small: TaintToleration runs before NodeResourcesFit.
   NodeInfo ni = make_node().cpu("1").taint("dedicated", "gpu", "NoSchedule").info();
   const kube::Pod p = make_pod().cpu("2");
-  auto s = sched::run_filters(p, ni);
-  CHECK(s.plugin == Plugin::taint_toleration);
+  auto s = default_profile().filter_one(p, ni);
+  CHECK(s.plugin == PluginId::taint_toleration);
   CHECK(reasons(p, s) == Strings{"node(s) had untolerated taint {dedicated: gpu}"});
 
   ni.node.unschedulable = true;
-  s = sched::run_filters(p, ni);
-  CHECK(s.plugin == Plugin::node_unschedulable);
+  s = default_profile().filter_one(p, ni);
+  CHECK(s.plugin == PluginId::node_unschedulable);
 
   const kube::Pod tolerant = make_pod()
                                  .cpu("2")
                                  .toleration("dedicated", "Exists", "")
                                  .toleration("node.kubernetes.io/unschedulable", "Exists", "");
-  s = sched::run_filters(tolerant, ni);
-  CHECK(s.plugin == Plugin::node_resources_fit);
+  s = default_profile().filter_one(tolerant, ni);
+  CHECK(s.plugin == PluginId::node_resources_fit);
   CHECK(reasons(tolerant, s) == Strings{"Insufficient cpu"});
 
-  CHECK(sched::run_filters(make_pod().cpu("1").toleration("", "Exists", ""), ni).ok());
+  CHECK(default_profile().filter_one(make_pod().cpu("1").toleration("", "Exists", ""), ni).ok());
 }
 
 TEST_CASE("NodeAffinity PreFilter narrows to the metadata.name sets") {

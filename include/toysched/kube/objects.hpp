@@ -115,13 +115,14 @@ struct HostPort {
 using TimePoint = std::chrono::system_clock::time_point;
 
 struct Node {
+  // What every filter and score reads first, together (NodeInfo's layout).
+  Resources allocatable;
+  std::vector<Taint> taints;
+  bool unschedulable = false;
   std::string name;
   std::string uid;
   std::string resource_version;
   StringPairs labels;
-  std::vector<Taint> taints;
-  bool unschedulable = false;
-  Resources allocatable;
   bool ready = false;  // condition Ready == "True"
   // status.conditions as type → status: a change of status (not a heartbeat)
   // may make pods fit, so the queue compares them.

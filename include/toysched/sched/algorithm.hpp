@@ -1,8 +1,8 @@
 // One scheduling decision: the synchronous part of kube-scheduler's
 // scheduling cycle (schedule_one.go schedulePod), pure and allocation-light.
 //
-//   PreFilter (NodeAffinity node names)
-//     → Filter nodes (plugins.hpp order, first rejection wins), from where
+//   PreFilter (each filter plugin: skip, narrow to node names, or reject)
+//     → Filter nodes (the profile's order, first rejection wins), from where
 //       the last cycle stopped, until percentageOfNodesToScore of them fit
 //       (upstream's numFeasibleNodesToFind: all below 100 nodes, adaptive
 //       above; feasible_nodes_to_find below)
@@ -18,6 +18,7 @@
 
 #include "toysched/kube/objects.hpp"
 #include "toysched/sched/node_info.hpp"
+#include "toysched/sched/profile.hpp"
 
 #include <cstdint>
 #include <random>
@@ -39,18 +40,15 @@ struct Decision {
 // Per-plugin scores of one feasible node, normalized and multiplied by the
 // plugin's weight, as upstream's NodePluginScores holds them and logs them at
 // -v=10 ("Plugin scored node for pod", "Calculated node's final score for pod").
+// Plugins skipped at PreScore are not listed.
 struct NodeScore {
   const NodeInfo* node = nullptr;
-  std::int64_t least_allocated = 0;
-  std::int64_t balanced_allocation = 0;
-  std::int64_t taint_toleration = 0;
-  std::int64_t node_affinity = 0;
+  std::vector<std::pair<PluginId, std::int64_t>> plugins;
   std::int64_t total = 0;
+  // 0 when the plugin did not score.
+  std::int64_t of(PluginId id) const noexcept;
 };
 
-// `scores`, when given, receives one entry per feasible node in input order
-// (left empty when fewer than two nodes are feasible: nothing is scored then).
-// Single-threaded: scratch buffers are reused across calls on one thread.
 // How many nodes a decision looks at, as kube-scheduler's
 // percentageOfNodesToScore: filtering stops once this many feasible nodes
 // are found, and only those are scored. Below 100 nodes, all of them.
@@ -69,8 +67,11 @@ struct Search {
 // (pod.unsupported): unresolvable, its message naming each such field.
 Decision refuse_unsupported(const kube::Pod& pod);
 
+// `scores`, when given, receives one entry per feasible node in input order
+// (left empty when fewer than two nodes are feasible: nothing is scored then).
+// Single-threaded: scratch buffers are reused across calls on one thread.
 // Without `search`, every node is filtered and every feasible one scored.
-Decision schedule_pod(const kube::Pod& pod, std::span<const NodeInfo* const> nodes, std::mt19937_64& rng,
+Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluster& cluster, std::mt19937_64& rng,
                       std::vector<NodeScore>* scores = nullptr, Search* search = nullptr);
 
 }  // namespace toysched::sched

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "toysched/kube/objects.hpp"
+#include "toysched/sched/framework.hpp"
 #include "toysched/sched/node_info.hpp"
 
 namespace toysched::sched {
@@ -53,6 +54,8 @@ class Cache {
   // until the next node add/remove; NodeInfo contents track every change.
   const std::vector<const NodeInfo*>& nodes();
   const NodeInfo* node(const std::string& name) const;
+  // nodes() with the counts plugins use to skip work (framework.hpp).
+  Cluster cluster() { return Cluster{nodes(), tainted_nodes_, unschedulable_nodes_}; }
   std::size_t node_count() const noexcept { return nodes_.size(); }
 
   struct AssumedPod {
@@ -72,6 +75,7 @@ class Cache {
   };
   NodeInfo& info_for(const std::string& node);  // creates a placeholder for pods on unknown nodes
   void count(const kube::Pod& p);
+  void tally(const kube::Node& n, int sign);  // the node counts of cluster()
   void uncount(const kube::Pod& p);
 
   // Nodes that exist (known), and placeholders for nodes that pods name but
@@ -84,6 +88,8 @@ class Cache {
   std::map<std::string, NodeEntry> nodes_;
   std::unordered_map<std::string, PodState> pods_;  // by UID
   std::size_t assumed_count_ = 0;
+  std::int64_t tainted_nodes_ = 0;        // known nodes with any taint
+  std::int64_t unschedulable_nodes_ = 0;  // known nodes cordoned
   std::vector<const NodeInfo*> list_;
   bool list_dirty_ = true;
 };

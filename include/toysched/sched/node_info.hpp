@@ -33,7 +33,10 @@ constexpr std::int64_t nonzero_memory(const kube::Resources& r) noexcept {
 }
 
 struct NodeInfo {
-  kube::Node node;
+  // The sums first, then the Node: a decision reads these and the Node's
+  // first fields for every node, and packed together they span fewer cache
+  // lines (the cycle benchmark is mostly cache misses).
+  //
   // Sum of the effective requests of every pod counted here. `extended`
   // stays sorted by name and holds no zero entries, so add then remove
   // compares equal to the start.
@@ -42,6 +45,7 @@ struct NodeInfo {
   std::int64_t nonzero_memory = 0;
   int pod_count = 0;
   std::vector<kube::HostPort> used_ports;  // a multiset: two pods may bind the same port on different IPs
+  kube::Node node;
 
   void add_pod(const kube::Pod& p);
   void remove_pod(const kube::Pod& p);

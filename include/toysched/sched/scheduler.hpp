@@ -144,6 +144,7 @@ class Scheduler {
   Cache cache_;
   Queue queue_;
   EventRecorder events_;
+  Profile profile_ = Profile::make_default();
   std::mt19937_64 rng_;
   Search search_;  // where the next sampled search starts
   SchedulerStats stats_;

@@ -1,0 +1,214 @@
+// The plugin framework: what a plugin is, what it says about a node, and
+// the extension points a scheduling decision calls, in kube-scheduler's
+// order (pkg/scheduler/framework/interface.go):
+//
+//   PreFilter (once per pod: skip, narrow, or reject every node)
+//     → Filter (per node, in profile order; the first rejection decides)
+//     → PreScore (once per pod over the feasible nodes: skip or prepare)
+//     → Score (per node) → NormalizeScore (over the feasible nodes)
+//     → × the plugin's weight, summed
+//
+// Two differences from upstream, both for the hot path:
+//  - Filter and Score take a span of nodes, not one node: one virtual call
+//    per plugin per chunk of nodes, and the per-node loop is the plugin's
+//    own, inlined, with no status object built for a node that passes.
+//    Running the filters plugin by plugin over a chunk keeps upstream's
+//    result exactly: a node's reasons come from the first plugin, in
+//    profile order, that rejects it.
+//  - Per-pod state (upstream's CycleState) lives in the plugin object:
+//    one thread schedules (DESIGN.md), a plugin instance belongs to one
+//    profile, and state kept in members is reused across cycles, so a warm
+//    cycle allocates nothing. PreFilter/PreScore overwrite it every cycle.
+#pragma once
+
+#include "toysched/kube/objects.hpp"
+#include "toysched/sched/node_info.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace toysched::sched {
+
+// Every plugin this build has, for statuses and logs.
+enum class PluginId : std::uint8_t {
+  none,
+  node_unschedulable,
+  node_name,
+  taint_toleration,
+  node_affinity,
+  node_ports,
+  node_resources_fit,
+  balanced_allocation,
+};
+// Upstream's plugin name ("NodeResourcesFit").
+std::string_view plugin_name(PluginId p) noexcept;
+
+// Preemption may only help on `unschedulable` nodes: evicting pods frees
+// resources and ports, never changes taints, labels or names.
+enum class Code : std::uint8_t { success, unschedulable, unresolvable };
+
+enum class Reason : std::uint8_t {
+  node_unschedulable,
+  node_name,
+  untolerated_taint,  // detail: FilterStatus::taint
+  node_affinity,
+  node_ports,
+  too_many_pods,
+  insufficient_cpu,
+  insufficient_memory,
+  insufficient_ephemeral_storage,
+  insufficient_extended,    // detail: FilterStatus::extended / extended_overflow
+  node_affinity_prefilter,  // node left out by NodeAffinity's PreFilter (matchFields metadata.name)
+};
+inline constexpr int kReasonCount = 11;
+
+// Upstream's text for reasons that carry no detail; empty for the two that do.
+std::string_view reason_text(Reason r) noexcept;
+// "node(s) had untolerated taint {KEY: VALUE}"
+std::string untolerated_taint_text(const kube::Taint& t);
+// "Insufficient NAME"
+std::string insufficient_text(std::string_view resource);
+
+// Why one node was rejected. Allocates nothing: reasons are bits, the
+// untolerated taint is a pointer into the node, insufficient extended
+// resources are indices into the pod's request; all valid for as long as
+// the pod and the NodeInfo are. Strings are built only to report.
+struct FilterStatus {
+  Code code = Code::success;
+  PluginId plugin = PluginId::none;  // the filter that rejected the node
+  std::uint32_t reasons = 0;         // bit (1 << Reason)
+  // Bit i: the pod's requests.extended[i] does not fit. Indices >= 64 (a pod
+  // asking for more than 64 distinct extended resources) go to the vector,
+  // which otherwise stays empty and allocates nothing.
+  std::uint64_t extended = 0;
+  std::vector<std::uint32_t> extended_overflow;
+  const kube::Taint* taint = nullptr;  // the first untolerated NoSchedule/NoExecute taint
+
+  bool ok() const noexcept { return code == Code::success; }
+  bool has(Reason r) const noexcept { return (reasons >> static_cast<int>(r)) & 1U; }
+  void add(Reason r) noexcept { reasons |= 1U << static_cast<int>(r); }
+  // Upstream's reason strings in the order upstream lists them (for tests
+  // and logs; the scheduling cycle never calls this).
+  std::vector<std::string> reason_strings(const kube::Pod& pod) const;
+};
+
+FilterStatus reject(PluginId p, Code c, Reason r);
+
+// Told about every node the filters reject, with why.
+class FilterSink {
+ public:
+  virtual void rejected(const NodeInfo& ni, const FilterStatus& why) = 0;
+
+ protected:
+  ~FilterSink() = default;
+};
+
+// The cluster as PreFilter and PreScore see it: every node, not only those
+// this decision filters (InterPodAffinity and PodTopologySpread count pods
+// on all of them).
+struct Cluster {
+  Cluster(std::span<const NodeInfo* const> all) : nodes(all) {}     // NOLINT: a node list is a cluster
+  Cluster(const std::vector<const NodeInfo*>& all) : nodes(all) {}  // NOLINT
+  Cluster(std::span<const NodeInfo* const> all, std::int64_t tainted, std::int64_t unschedulable)
+      : nodes(all), tainted_nodes(tainted), unschedulable_nodes(unschedulable) {}
+
+  std::span<const NodeInfo* const> nodes;
+  // How many of `nodes` have a taint, or are cordoned, when the caller keeps
+  // count (the Cache does); -1 when unknown. With 0, TaintToleration and
+  // NodeUnschedulable skip their pass over the nodes, the common case.
+  std::int64_t tainted_nodes = -1;
+  std::int64_t unschedulable_nodes = -1;
+};
+
+// A PreFilter's answer that only some nodes can pass, by name (upstream's
+// PreFilterResult.NodeNames): the others are not even filtered.
+struct NodeNameSet {
+  bool all = true;                      // no restriction
+  bool conflict = false;                // restricted to the empty set
+  std::vector<std::string_view> names;  // sorted, unique
+  bool contains(std::string_view n) const noexcept;
+};
+
+struct PreFilterResult {
+  enum class Kind : std::uint8_t {
+    run,     // call Filter on every node
+    skip,    // this pod needs nothing of this plugin: every node passes it
+    reject,  // no node can pass: the decision fails with `message`
+  } kind = Kind::run;
+  std::string_view message;            // reject: upstream's PreFilter status text (static storage)
+  const NodeNameSet* names = nullptr;  // run: when set, only these nodes (valid until the next PreFilter)
+};
+
+// A plugin implements the extension points it needs; the others keep
+// their defaults, which admit every node and score every node 0. A profile
+// (profile.hpp) decides which points of which plugin run.
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual PluginId id() const noexcept = 0;
+  std::string_view name() const noexcept { return plugin_name(id()); }
+
+  virtual PreFilterResult pre_filter(const kube::Pod& /*pod*/, const Cluster& /*cluster*/) { return {}; }
+  // Moves the nodes this plugin admits to the front of `nodes`, keeping
+  // their order, and returns how many; tells `sink` about every other one.
+  virtual std::size_t filter(const kube::Pod& /*pod*/, std::span<const NodeInfo*> nodes, FilterSink& /*sink*/) {
+    return nodes.size();
+  }
+
+  // false: the plugin has nothing to say for this pod and adds 0 to every
+  // node (upstream's Skip at PreScore); Score is then not called.
+  virtual bool pre_score(const kube::Pod& /*pod*/, std::span<const NodeInfo* const> /*feasible*/,
+                         const Cluster& /*cluster*/) {
+    return true;
+  }
+  // One raw score per node, into `out` (same length as `feasible`). Called
+  // once or more per decision, on consecutive parts of the feasible nodes
+  // (PreScore saw them all).
+  virtual void score(const kube::Pod& /*pod*/, std::span<const NodeInfo* const> feasible, std::span<std::int64_t> out) {
+    std::fill(out.begin(), out.end(), 0);
+    (void)feasible;
+  }
+  // In place, to 0..kMaxNodeScore. Default: already in range.
+  virtual void normalize(std::span<std::int64_t> /*scores*/) {}
+};
+
+inline constexpr std::int64_t kMaxNodeScore = 100;
+
+// helper.DefaultNormalizeScore: scale to 0..max_score by the largest value
+// (integer division); reversed means max_score − scaled. All zeros stay 0,
+// or become max_score when reversed.
+void default_normalize_score(std::span<std::int64_t> scores, std::int64_t max_score, bool reverse) noexcept;
+
+// The loop most filters are: nodes for which `trivial(ni)` holds pass
+// without a FilterStatus being built (the usual case: no taint, no cordon);
+// for the others `check(ni)` decides. Nodes that pass are kept in order,
+// the others go to `sink`.
+template <class Trivial, class Check>
+std::size_t filter_each(std::span<const NodeInfo*> nodes, FilterSink& sink, Trivial&& trivial, Check&& check) {
+  std::size_t kept = 0;
+  for (const NodeInfo* ni : nodes) {
+    if (trivial(*ni)) {
+      nodes[kept++] = ni;
+      continue;
+    }
+    const FilterStatus st = check(*ni);
+    if (st.ok()) {
+      nodes[kept++] = ni;
+    } else {
+      sink.rejected(*ni, st);
+    }
+  }
+  return kept;
+}
+
+template <class Check>
+std::size_t filter_each(std::span<const NodeInfo*> nodes, FilterSink& sink, Check&& check) {
+  return filter_each(
+      nodes, sink, [](const NodeInfo&) { return false; }, check);
+}
+
+}  // namespace toysched::sched

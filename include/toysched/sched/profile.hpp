@@ -1,0 +1,56 @@
+// A scheduling profile: which plugins run at which extension point, in
+// which order, with which score weights (upstream's KubeSchedulerProfile
+// after defaulting). `--config` (issue 15) fills this list; today there is
+// one profile, kube-scheduler's default (apis/config/v1/default_plugins.go).
+//
+// Filters, in upstream's order; the first that rejects a node decides its
+// reasons:
+//   NodeUnschedulable → NodeName → TaintToleration → NodeAffinity
+//     → NodePorts → NodeResourcesFit
+// Scores and their default weights:
+//   TaintToleration ×3, NodeAffinity ×2, NodeResourcesFit ×1,
+//   NodeResourcesBalancedAllocation ×1.
+#pragma once
+
+#include "toysched/sched/framework.hpp"
+
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace toysched::sched {
+
+struct WeightedPlugin {
+  Plugin* plugin = nullptr;
+  std::int64_t weight = 1;
+};
+
+class Profile {
+ public:
+  // kube-scheduler's default profile, with the plugins this build has.
+  static Profile make_default();
+
+  Profile() = default;
+  Profile(Profile&&) noexcept = default;
+  Profile& operator=(Profile&&) noexcept = default;
+
+  // Takes ownership; the plugin then runs at the points it is enabled for.
+  Plugin& add(std::unique_ptr<Plugin> p);
+  void enable_filter(Plugin& p) { filters_.push_back(&p); }
+  void enable_score(Plugin& p, std::int64_t weight) { scorers_.push_back({&p, weight}); }
+
+  std::span<Plugin* const> filters() const noexcept { return filters_; }
+  std::span<const WeightedPlugin> scorers() const noexcept { return scorers_; }
+  Plugin* find(PluginId id) const noexcept;
+
+  // Every filter of this profile on one node, PreFilter included, as a
+  // decision would run them (tests and reports; the cycle never calls it).
+  FilterStatus filter_one(const kube::Pod& pod, const NodeInfo& ni) const;
+
+ private:
+  std::vector<std::unique_ptr<Plugin>> owned_;
+  std::vector<Plugin*> filters_;
+  std::vector<WeightedPlugin> scorers_;
+};
+
+}  // namespace toysched::sched

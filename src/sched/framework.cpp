@@ -1,0 +1,120 @@
+// The framework's shared vocabulary: plugin names, reason texts, and the
+// normalization most score plugins use. Texts are upstream's, word for
+// word: users grep for them and `kubectl describe pod` shows them.
+#include "toysched/sched/framework.hpp"
+
+namespace toysched::sched {
+
+std::string_view plugin_name(PluginId p) noexcept {
+  switch (p) {
+    case PluginId::none:
+      return "";
+    case PluginId::node_unschedulable:
+      return "NodeUnschedulable";
+    case PluginId::node_name:
+      return "NodeName";
+    case PluginId::taint_toleration:
+      return "TaintToleration";
+    case PluginId::node_affinity:
+      return "NodeAffinity";
+    case PluginId::node_ports:
+      return "NodePorts";
+    case PluginId::node_resources_fit:
+      return "NodeResourcesFit";
+    case PluginId::balanced_allocation:
+      return "NodeResourcesBalancedAllocation";
+  }
+  return "";
+}
+
+std::string_view reason_text(Reason r) noexcept {
+  switch (r) {
+    case Reason::node_unschedulable:
+      return "node(s) were unschedulable";
+    case Reason::node_name:
+      return "node(s) didn't match the requested node name";
+    case Reason::untolerated_taint:
+      return "";
+    case Reason::node_affinity:
+      return "node(s) didn't match Pod's node affinity/selector";
+    case Reason::node_ports:
+      return "node(s) didn't have free ports for the requested pod ports";
+    case Reason::too_many_pods:
+      return "Too many pods";
+    case Reason::insufficient_cpu:
+      return "Insufficient cpu";
+    case Reason::insufficient_memory:
+      return "Insufficient memory";
+    case Reason::insufficient_ephemeral_storage:
+      return "Insufficient ephemeral-storage";
+    case Reason::insufficient_extended:
+      return "";
+    // The plugin list upstream prints is the set of PreFilter plugins that
+    // narrowed the node list; NodeAffinity is the only one we have.
+    case Reason::node_affinity_prefilter:
+      return "node(s) didn't satisfy plugin(s) [NodeAffinity]";
+  }
+  return "";
+}
+
+std::string untolerated_taint_text(const kube::Taint& t) {
+  std::string s = "node(s) had untolerated taint {";
+  s += t.key;
+  s += ": ";
+  s += t.value;
+  s += '}';
+  return s;
+}
+
+std::string insufficient_text(std::string_view resource) {
+  std::string s = "Insufficient ";
+  s += resource;
+  return s;
+}
+
+std::vector<std::string> FilterStatus::reason_strings(const kube::Pod& pod) const {
+  std::vector<std::string> out;
+  for (int i = 0; i < kReasonCount; ++i) {
+    const auto r = static_cast<Reason>(i);
+    if (!has(r)) continue;
+    if (r == Reason::untolerated_taint) {
+      if (taint != nullptr) out.push_back(untolerated_taint_text(*taint));
+    } else if (r == Reason::insufficient_extended) {
+      const auto& ext = pod.requests.extended;
+      for (std::size_t j = 0; j < ext.size() && j < 64; ++j) {
+        if ((extended >> j) & 1U) out.push_back(insufficient_text(ext[j].first));
+      }
+      for (auto j : extended_overflow) out.push_back(insufficient_text(ext[j].first));
+    } else {
+      out.emplace_back(reason_text(r));
+    }
+  }
+  return out;
+}
+
+FilterStatus reject(PluginId p, Code c, Reason r) {
+  FilterStatus s;
+  s.code = c;
+  s.plugin = p;
+  s.add(r);
+  return s;
+}
+
+bool NodeNameSet::contains(std::string_view n) const noexcept {
+  return all || std::binary_search(names.begin(), names.end(), n);
+}
+
+void default_normalize_score(std::span<std::int64_t> scores, std::int64_t max_score, bool reverse) noexcept {
+  std::int64_t max_count = 0;
+  for (auto s : scores) max_count = std::max(max_count, s);
+  if (max_count == 0) {
+    if (reverse) std::fill(scores.begin(), scores.end(), max_score);
+    return;
+  }
+  for (auto& s : scores) {
+    s = max_score * s / max_count;
+    if (reverse) s = max_score - s;
+  }
+}
+
+}  // namespace toysched::sched
