@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 )
 
@@ -54,6 +55,9 @@ type labFlags struct {
 	dir                string
 	port               int
 	nodes              int
+	zones              int
+	nodeImagesSpec     string
+	nodeImages         map[int][]corev1.ContainerImage // parsed nodeImagesSpec, by node number
 	nodeCPU            string
 	nodeMemory         string
 	nodePods           string
@@ -74,6 +78,9 @@ func parseLabFlags(args []string) (*labFlags, error) {
 	fs.StringVar(&f.dir, "dir", "", "lab directory (etcd data, PKI, kubeconfigs, logs); default: a fresh temp dir")
 	fs.IntVar(&f.port, "port", 0, "apiserver secure port; default: the port saved in DIR/port, else a free port")
 	fs.IntVar(&f.nodes, "nodes", 3, "number of fake nodes lab-node-1..N")
+	fs.IntVar(&f.zones, "zones", 0, "spread the nodes over N zones: lab-node-i gets topology.kubernetes.io/zone=zone-<(i-1) mod N> "+
+		"and topology.kubernetes.io/region=lab; 0 = no zone or region label; nodes kept from an earlier run on DIR keep their labels")
+	fs.StringVar(&f.nodeImagesSpec, "node-images", "", nodeImagesHelp)
 	fs.StringVar(&f.nodeCPU, "node-cpu", "4", "cpu capacity/allocatable of each node")
 	fs.StringVar(&f.nodeMemory, "node-memory", "32Gi", "memory capacity/allocatable of each node")
 	fs.StringVar(&f.nodePods, "node-pods", "110", "pods capacity/allocatable of each node")
@@ -94,6 +101,13 @@ func parseLabFlags(args []string) (*labFlags, error) {
 	}
 	if f.nodes < 0 {
 		return nil, fmt.Errorf("--nodes must be >= 0")
+	}
+	if f.zones < 0 {
+		return nil, fmt.Errorf("--zones must be >= 0 (0 = no zone labels), got %d", f.zones)
+	}
+	var err error
+	if f.nodeImages, err = parseNodeImages(f.nodeImagesSpec, f.nodes); err != nil {
+		return nil, err
 	}
 	if f.port < 0 || f.port > 65535 {
 		return nil, fmt.Errorf("--port out of range")

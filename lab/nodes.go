@@ -1,9 +1,11 @@
 package main
 
 // Fake nodes: Node objects created with their status in one Create (as
-// scheduler_perf does), Ready=True, with capacity, an InternalIP and the
-// usual labels. No kubelet heartbeats them and no node-lifecycle controller
-// runs, so they stay Ready.
+// scheduler_perf does), Ready=True, with capacity, an InternalIP, the
+// usual labels, zone labels (--zones) and images (--node-images). No kubelet
+// heartbeats them, no node-lifecycle controller runs and nothing in the lab
+// writes node status after the Create, so they stay Ready and keep their
+// images.
 
 import (
 	"context"
@@ -71,7 +73,7 @@ func createNodes(ctx context.Context, client kubernetes.Interface, f *labFlags) 
 	for w := 0; w < workers; w++ {
 		wg.Go(func() {
 			for i := range todo {
-				if err := createNode(ctx, client, i, res); err != nil {
+				if err := createNode(ctx, client, i, res, f); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					continue
 				}
@@ -120,19 +122,28 @@ func nodeResources(f *labFlags) (corev1.ResourceList, error) {
 	return res, nil
 }
 
-func createNode(ctx context.Context, client kubernetes.Interface, i int, res corev1.ResourceList) error {
+// nodeLabels are node i's labels; with zones > 0 the nodes go round-robin
+// over zone-0..zone-(zones-1), so consecutive nodes are in different zones.
+func nodeLabels(i, zones int) map[string]string {
+	l := map[string]string{
+		corev1.LabelHostname:   nodeName(i),
+		corev1.LabelOSStable:   "linux",
+		corev1.LabelArchStable: "amd64",
+	}
+	if zones > 0 {
+		l[corev1.LabelTopologyZone] = fmt.Sprintf("zone-%d", (i-1)%zones)
+		l[corev1.LabelTopologyRegion] = "lab"
+	}
+	return l
+}
+
+func createNode(ctx context.Context, client kubernetes.Interface, i int, res corev1.ResourceList, f *labFlags) error {
 	name := nodeName(i)
 	now := metav1.Now()
 	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name,
-			Labels: map[string]string{
-				"kubernetes.io/hostname": name,
-				"kubernetes.io/os":       "linux",
-				"kubernetes.io/arch":     "amd64",
-			},
-		},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: nodeLabels(i, f.zones)},
 		Status: corev1.NodeStatus{
+			Images:      f.nodeImages[i],
 			Capacity:    res.DeepCopy(),
 			Allocatable: res.DeepCopy(),
 			Phase:       corev1.NodeRunning,
