@@ -41,7 +41,23 @@ errc get_resources(od::value& v, ResourceList& out) {
   });
 }
 
-errc get_meta(od::value& v, Meta& m, bool want_labels) {
+namespace {
+errc get_owner_references(od::value& v, std::vector<OwnerReference>& out) {
+  return elements(v, [&](od::value& item) {
+    auto& o = out.emplace_back();
+    return fields(item, [&](std::string_view k, od::value& val) {
+      if (k == "apiVersion") return get(val, o.api_version);
+      if (k == "kind") return get(val, o.kind);
+      if (k == "name") return get(val, o.name);
+      if (k == "uid") return get(val, o.uid);
+      if (k == "controller") return get(val, o.controller);
+      return errc::ok;
+    });
+  });
+}
+}  // namespace
+
+errc get_meta(od::value& v, Meta& m, bool want_labels, bool want_owners) {
   return fields(v, [&](std::string_view k, od::value& val) {
     if (k == "name") return get(val, m.name);
     if (k == "namespace") return get(val, m.ns);
@@ -53,6 +69,7 @@ errc get_meta(od::value& v, Meta& m, bool want_labels) {
     }
     if (k == "creationTimestamp") return get_time(val, m.created);
     if (k == "labels" && want_labels) return get_map(val, m.labels);
+    if (k == "ownerReferences" && want_owners) return get_owner_references(val, m.owners);
     if (k == "annotations") {
       return fields(val, [&](std::string_view ak, od::value& av) {
         if (ak != "k8s.io/initial-events-end") return errc::ok;
@@ -89,6 +106,16 @@ errc get_node_status(od::value& v, Node& n) {
       TS_TRY(get_resources(val, l));
       n.allocatable = std::move(l.r);
       return errc::ok;
+    }
+    if (k == "images") {
+      return elements(val, [&](od::value& item) {
+        auto& img = n.images.emplace_back();
+        return fields(item, [&](std::string_view ik, od::value& iv) {
+          if (ik == "names") return get_strings(iv, img.names);
+          if (ik == "sizeBytes") return get(iv, img.size_bytes);
+          return errc::ok;
+        });
+      });
     }
     if (k == "conditions" || k == "addresses") {
       const bool cond = k == "conditions";

@@ -189,9 +189,12 @@ struct Meta {
   bool initial_events_end = false;
   std::optional<TimePoint> created;
   StringPairs labels;
+  std::vector<OwnerReference> owners;
 };
 
-errc get_meta(od::value& v, Meta& m, bool want_labels);
+// Labels and owner references cost allocations: read only for kinds that
+// keep them.
+errc get_meta(od::value& v, Meta& m, bool want_labels, bool want_owners = false);
 
 inline errc require(const Meta& m, bool ns, bool uid) {
   if (m.name.empty() || (ns && m.ns.empty()) || (uid && m.uid.empty())) return errc::json_missing_field;
@@ -207,12 +210,22 @@ void take_meta(Meta&& m, T& obj) {
   obj.resource_version = std::move(m.resource_version);
   if constexpr (requires { obj.ns; }) obj.ns = std::move(m.ns);
   if constexpr (requires { obj.labels; }) obj.labels = std::move(m.labels);
+  if constexpr (requires { obj.owners; }) obj.owners = std::move(m.owners);
   if constexpr (requires { obj.deleting; }) obj.deleting = m.deleting;
   if constexpr (requires { obj.creation_timestamp; }) obj.creation_timestamp = m.created;
 }
 
 // Taint and toleration effects share their spelling; empty means "all".
 TaintEffect to_effect(std::string_view s);
+
+// --- selectors and constraints (decode_affinity.cpp) --------------------
+
+// A metav1.LabelSelector; null reads as nullopt (which matches no object).
+errc get_label_selector(od::value& v, std::optional<LabelSelector>& out);
+// spec.affinity: node affinity, pod affinity and anti-affinity.
+errc get_affinity(od::value& v, Pod& p);
+// One spec.topologySpreadConstraints entry, appended to p.topology_spread.
+errc get_spread_constraint(od::value& v, Pod& p);
 
 // --- kinds -------------------------------------------------------------
 

@@ -64,82 +64,6 @@ errc get_requirements(od::value& v, ResourceList& req, ResourceList& lim) {
   });
 }
 
-SelectorOp to_selector_op(std::string_view s) {
-  if (s == "In") return SelectorOp::in;
-  if (s == "NotIn") return SelectorOp::not_in;
-  if (s == "Exists") return SelectorOp::exists;
-  if (s == "DoesNotExist") return SelectorOp::does_not_exist;
-  if (s == "Gt") return SelectorOp::gt;
-  if (s == "Lt") return SelectorOp::lt;
-  return SelectorOp::unknown;
-}
-
-errc get_requirement_list(od::value& v, std::vector<NodeSelectorRequirement>& out) {
-  return elements(v, [&](od::value& item) {
-    auto& r = out.emplace_back();
-    return fields(item, [&](std::string_view k, od::value& val) {
-      if (k == "key") return get(val, r.key);
-      if (k == "values") return get_strings(val, r.values);
-      if (k == "operator") {
-        std::string op;
-        TS_TRY(get(val, op));
-        r.op = to_selector_op(op);
-      }
-      return errc::ok;
-    });
-  });
-}
-
-errc get_term(od::value& v, NodeSelectorTerm& t) {
-  return fields(v, [&](std::string_view k, od::value& val) {
-    if (k == "matchExpressions") return get_requirement_list(val, t.match_expressions);
-    if (k == "matchFields") return get_requirement_list(val, t.match_fields);
-    return errc::ok;
-  });
-}
-
-errc get_node_affinity(od::value& v, Pod& p) {
-  return fields(v, [&](std::string_view k, od::value& val) {
-    if (k == "requiredDuringSchedulingIgnoredDuringExecution") {
-      return fields(val, [&](std::string_view k2, od::value& v2) {
-        if (k2 != "nodeSelectorTerms") return errc::ok;
-        return elements(v2, [&](od::value& t) { return get_term(t, p.required_affinity.emplace_back()); });
-      });
-    }
-    if (k == "preferredDuringSchedulingIgnoredDuringExecution") {
-      return elements(val, [&](od::value& item) {
-        auto& pt = p.preferred_affinity.emplace_back();
-        return fields(item, [&](std::string_view k2, od::value& v2) {
-          if (k2 == "weight") return get(v2, pt.weight);
-          if (k2 == "preference") return get_term(v2, pt.term);
-          return errc::ok;
-        });
-      });
-    }
-    return errc::ok;
-  });
-}
-
-// A non-empty list of required terms: only its presence matters here.
-errc get_required_pod_terms(od::value& v, bool& present) {
-  return fields(v, [&](std::string_view k, od::value& val) {
-    if (k != "requiredDuringSchedulingIgnoredDuringExecution") return errc::ok;
-    return elements(val, [&](od::value&) {
-      present = true;
-      return errc::ok;
-    });
-  });
-}
-
-errc get_affinity(od::value& v, Pod& p) {
-  return fields(v, [&](std::string_view k, od::value& val) {
-    if (k == "nodeAffinity") return get_node_affinity(val, p);
-    if (k == "podAffinity") return get_required_pod_terms(val, p.unsupported.pod_affinity);
-    if (k == "podAntiAffinity") return get_required_pod_terms(val, p.unsupported.pod_anti_affinity);
-    return errc::ok;
-  });
-}
-
 // Volumes that need a claim bound (VolumeBinding's business upstream). Other
 // kinds (emptyDir, configMap, projected, hostPath ...) constrain nothing.
 errc get_volume(od::value& v, UnsupportedConstraints& u) {
@@ -147,17 +71,6 @@ errc get_volume(od::value& v, UnsupportedConstraints& u) {
     if (is_null(val)) return errc::ok;
     if (k == "persistentVolumeClaim") u.pvc = true;
     if (k == "ephemeral") u.ephemeral_volume = true;
-    return errc::ok;
-  });
-}
-
-errc get_spread_constraint(od::value& v, UnsupportedConstraints& u) {
-  return fields(v, [&](std::string_view k, od::value& val) {
-    if (k != "whenUnsatisfiable") return errc::ok;
-    std::string s;
-    TS_TRY(get(val, s));
-    // ScheduleAnyway is only a score preference: ignoring it is allowed.
-    if (s == "DoNotSchedule") u.topology_spread = true;
     return errc::ok;
   });
 }
@@ -183,6 +96,7 @@ errc get_toleration(od::value& v, Toleration& t) {
 
 struct Container {
   std::string name;  // matches its status
+  std::string image;
   Resources requests;
   bool restartable = false;  // an init container with restartPolicy Always: a sidecar
   std::vector<HostPort> host_ports;
@@ -192,6 +106,7 @@ errc get_container(od::value& v, Container& c) {
   ResourceList req, lim;
   TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
     if (k == "name") return get(val, c.name);
+    if (k == "image") return get(val, c.image);
     if (k == "resources") return get_requirements(val, req, lim);
     if (k == "restartPolicy") {
       std::string s;
@@ -305,7 +220,7 @@ errc get_pod_spec(od::value& v, Pod& p, PodParts& parts) {
     }
     if (k == "affinity") return get_affinity(val, p);
     if (k == "topologySpreadConstraints") {
-      return elements(val, [&](od::value& c) { return get_spread_constraint(c, p.unsupported); });
+      return elements(val, [&](od::value& c) { return get_spread_constraint(c, p); });
     }
     if (k == "volumes") return elements(val, [&](od::value& vol) { return get_volume(vol, p.unsupported); });
     if (k == "resourceClaims") {
@@ -401,13 +316,24 @@ errc get_pod_status(od::value& v, Pod& p, PodParts& parts) {
   return errc::ok;
 }
 
+// Containers' images, then init containers', whatever order the JSON had
+// them in (the API server writes initContainers first).
+void take_images(PodParts& parts, Pod& p) {
+  p.images.reserve(parts.apps.size() + parts.inits.size());
+  for (auto* list : {&parts.apps, &parts.inits}) {
+    for (auto& c : *list) {
+      if (!c.image.empty()) p.images.push_back(std::move(c.image));
+    }
+  }
+}
+
 }  // namespace
 
 errc get_pod(od::value& v, Pod& p) {
   Meta m;
   PodParts parts;
   TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
-    if (k == "metadata") return get_meta(val, m, false);
+    if (k == "metadata") return get_meta(val, m, true, true);
     if (k == "spec") return get_pod_spec(val, p, parts);
     if (k == "status") return get_pod_status(val, p, parts);
     return errc::ok;
@@ -415,6 +341,7 @@ errc get_pod(od::value& v, Pod& p) {
   TS_TRY(require(m, true, true));
   take_meta(std::move(m), p);
   p.requests = pod_requests(parts);
+  take_images(parts, p);
   return errc::ok;
 }
 

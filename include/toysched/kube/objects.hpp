@@ -105,6 +105,85 @@ struct PreferredSchedulingTerm {
   friend bool operator==(const PreferredSchedulingTerm&, const PreferredSchedulingTerm&) = default;
 };
 
+// metav1.LabelSelector. Its expressions share NodeSelectorRequirement's
+// {key, op, values} shape; only In, NotIn, Exists and DoesNotExist are valid
+// here (Gt, Lt and anything else decode as SelectorOp::unknown, which makes
+// the whole selector match nothing: labels.hpp).
+struct LabelSelector {
+  StringPairs match_labels;
+  std::vector<NodeSelectorRequirement> match_expressions;
+  friend bool operator==(const LabelSelector&, const LabelSelector&) = default;
+};
+
+// One term of spec.affinity.podAffinity / podAntiAffinity: the pods it
+// selects (by labels, in some namespaces) and the node label that defines
+// "the same place" as them.
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;  // nullopt (absent/null) matches no pod
+  std::vector<std::string> namespaces;
+  // nullopt: only `namespaces` (or the pod's own namespace when both are
+  // empty); an empty selector: every namespace.
+  std::optional<LabelSelector> namespace_selector;
+  std::string topology_key;
+  std::vector<std::string> match_label_keys;
+  std::vector<std::string> mismatch_label_keys;
+  friend bool operator==(const PodAffinityTerm&, const PodAffinityTerm&) = default;
+};
+
+struct WeightedPodAffinityTerm {
+  std::int32_t weight = 0;  // 1..100
+  PodAffinityTerm term;
+  friend bool operator==(const WeightedPodAffinityTerm&, const WeightedPodAffinityTerm&) = default;
+};
+
+// requiredDuringSchedulingIgnoredDuringExecution and
+// preferredDuringSchedulingIgnoredDuringExecution of a podAffinity or
+// podAntiAffinity. Most pods have none: two empty vectors, no allocation.
+struct PodAffinityRules {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+  bool empty() const noexcept { return required.empty() && preferred.empty(); }
+  friend bool operator==(const PodAffinityRules&, const PodAffinityRules&) = default;
+};
+
+enum class WhenUnsatisfiable : std::uint8_t {
+  do_not_schedule,
+  schedule_anyway,
+  unknown,  // absent or a value this build does not know
+};
+
+// nodeAffinityPolicy / nodeTaintsPolicy of a topology spread constraint.
+enum class InclusionPolicy : std::uint8_t { honor, ignore };
+
+struct TopologySpreadConstraint {
+  std::int32_t max_skew = 0;
+  std::string topology_key;
+  WhenUnsatisfiable when_unsatisfiable = WhenUnsatisfiable::unknown;
+  std::optional<LabelSelector> label_selector;
+  std::optional<std::int32_t> min_domains;
+  // The API's defaults when absent (or a value other than Honor/Ignore,
+  // which the API server refuses to store).
+  InclusionPolicy node_affinity_policy = InclusionPolicy::honor;
+  InclusionPolicy node_taints_policy = InclusionPolicy::ignore;
+  std::vector<std::string> match_label_keys;
+  friend bool operator==(const TopologySpreadConstraint&, const TopologySpreadConstraint&) = default;
+};
+
+// metadata.ownerReferences[]: the controller's kind and name give the
+// default spread selector (PodTopologySpread's system defaults).
+struct OwnerReference {
+  std::string api_version, kind, name, uid;
+  bool controller = false;
+  friend bool operator==(const OwnerReference&, const OwnerReference&) = default;
+};
+
+// A node's status.images[] entry, for ImageLocality.
+struct ContainerImage {
+  std::vector<std::string> names;
+  std::int64_t size_bytes = 0;
+  friend bool operator==(const ContainerImage&, const ContainerImage&) = default;
+};
+
 struct HostPort {
   std::int32_t port = 0;
   std::string protocol;  // "TCP" when the pod left it empty (API default)
@@ -128,6 +207,7 @@ struct Node {
   // may make pods fit, so the queue compares them.
   StringPairs conditions;
   std::string internal_ip;
+  std::vector<ContainerImage> images;  // status.images, as reported
 };
 
 // Hard constraints of a pod that this scheduler does not evaluate (yet):
@@ -166,6 +246,40 @@ struct Pod {
   Resources requests;                // effective pod request, resizes included (decode_pod.cpp); `pods` stays 0
   UnsupportedConstraints unsupported;
   std::optional<TimePoint> creation_timestamp;
+  // What InterPodAffinity, PodTopologySpread and ImageLocality read. Each is
+  // an empty vector (no allocation) on a pod without it.
+  StringPairs labels;
+  std::vector<OwnerReference> owners;  // metadata.ownerReferences
+  PodAffinityRules pod_affinity, pod_anti_affinity;
+  std::vector<TopologySpreadConstraint> topology_spread;
+  // spec.containers[].image then spec.initContainers[].image, in order, as
+  // written (normalising a name is ImageLocality's business); a container
+  // without an image adds none.
+  std::vector<std::string> images;
+};
+
+// Kinds read only for what the pod plugins need: namespace labels (pod
+// affinity's namespaceSelector) and the selectors of a pod's Services and
+// controller (PodTopologySpread's default constraints).
+struct Namespace {
+  std::string name, uid, resource_version;
+  StringPairs labels;
+};
+struct Service {
+  std::string ns, name, uid, resource_version;
+  StringPairs selector;  // spec.selector; empty: the Service selects no pod (labels.hpp)
+};
+struct ReplicationController {
+  std::string ns, name, uid, resource_version;
+  StringPairs selector;  // spec.selector
+};
+struct ReplicaSet {
+  std::string ns, name, uid, resource_version;
+  std::optional<LabelSelector> selector;  // spec.selector
+};
+struct StatefulSet {
+  std::string ns, name, uid, resource_version;
+  std::optional<LabelSelector> selector;  // spec.selector
 };
 
 struct Lease {
@@ -228,6 +342,11 @@ struct List {
 using PodList = List<Pod>;
 using NodeList = List<Node>;
 using LeaseList = List<Lease>;
+using NamespaceList = List<Namespace>;
+using ServiceList = List<Service>;
+using ReplicationControllerList = List<ReplicationController>;
+using ReplicaSetList = List<ReplicaSet>;
+using StatefulSetList = List<StatefulSet>;
 
 enum class EventType : std::uint8_t { added, modified, deleted, bookmark, error };
 
