@@ -56,11 +56,11 @@ void Cache::add_pod(const kube::Pod& p) {
     if (it->second.assumed) --assumed_count_;
     it->second.pod = p;
     it->second.assumed = false;
-    count(p);
+    count(it->second.pod);  // the cache's copy: NodeInfo keeps pointers to it
     return;
   }
-  pods_.emplace(p.uid, PodState{p, false, std::chrono::steady_clock::now()});
-  count(p);
+  auto [at, _] = pods_.emplace(p.uid, PodState{p, false, std::chrono::steady_clock::now()});
+  count(at->second.pod);
 }
 
 void Cache::update_pod(const kube::Pod& old, const kube::Pod& now) {
@@ -82,8 +82,8 @@ bool Cache::assume(const kube::Pod& p, const std::string& node) {
   if (known == nodes_.end() || !known->second.known) return false;
   kube::Pod copy = p;
   copy.node_name = node;
-  count(copy);
-  pods_.emplace(p.uid, PodState{std::move(copy), true, std::chrono::steady_clock::now()});
+  auto [at, _] = pods_.emplace(p.uid, PodState{std::move(copy), true, std::chrono::steady_clock::now()});
+  count(at->second.pod);
   ++assumed_count_;
   return true;
 }

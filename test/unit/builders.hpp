@@ -154,6 +154,10 @@ class PodBuilder {
     p_.preferred_affinity.push_back({weight, std::move(t)});
     return *this;
   }
+  PodBuilder& label(std::string k, std::string v) {
+    p_.labels.emplace_back(std::move(k), std::move(v));
+    return *this;
+  }
   PodBuilder& host_port(std::int32_t port, std::string protocol = "TCP", std::string ip = "0.0.0.0") {
     p_.host_ports.push_back({port, std::move(protocol), std::move(ip)});
     return *this;

@@ -89,3 +89,44 @@ TEST_CASE("nodes come in name order and a node update keeps its pods") {
   CHECK(ns[1]->node.allocatable.milli_cpu == 8000);
   CHECK(ns[1]->requested.milli_cpu == 300);
 }
+
+TEST_CASE("pods are grouped by namespace, labels and deletion; pods with pod affinity are listed") {
+  sched::Cache c;
+  c.add_node(node("n1"));
+  Pod a = pod("a", 100, "n1"), b = pod("b", 100, "n1"), other_ns = pod("c", 100, "n1");
+  a.labels = b.labels = other_ns.labels = {{"app", "web"}};
+  other_ns.ns = "e";
+  Pod anti = pod("anti", 100, "n1");
+  anti.labels = {{"app", "web"}, {"tier", "x"}};
+  anti.pod_anti_affinity.required.push_back(kube::PodAffinityTerm{});
+  c.add_pod(a);
+  c.add_pod(b);
+  c.add_pod(other_ns);
+  CHECK(c.assume(anti, "n1"));
+  const sched::NodeInfo& ni = *c.node("n1");
+  auto web_in_d = [](const sched::PodGroup& g) { return g.ns == "d" && kube::find_value(g.labels, "app") != nullptr; };
+  CHECK(ni.pod_groups.size() == 3);  // d {app=web} ×2, e {app=web}, d {app=web, tier=x}
+  CHECK(ni.count_pods(web_in_d, true) == 3);
+  REQUIRE(ni.pods_with_affinity.size() == 1);
+  CHECK(ni.pods_with_affinity.front()->name == "anti");
+  CHECK(ni.pods_with_required_anti_affinity.size() == 1);
+
+  // The cache's own copy is what NodeInfo points to: the caller's may go.
+  anti = Pod{};
+  CHECK(ni.pods_with_required_anti_affinity.front()->name == "anti");
+  c.forget("uid-anti");
+  CHECK(ni.pods_with_affinity.empty());
+  CHECK(ni.pods_with_required_anti_affinity.empty());
+  CHECK(ni.pod_groups.size() == 2);
+
+  // A terminating pod moves to a group of its own, not counted when asked so.
+  Pod b_deleting = b;
+  b_deleting.deleting = true;
+  c.update_pod(b, b_deleting);
+  CHECK(ni.count_pods(web_in_d, true) == 2);
+  CHECK(ni.count_pods(web_in_d, false) == 1);
+  c.remove_pod(a);
+  c.remove_pod(b_deleting);
+  CHECK(ni.pod_groups.size() == 1);
+  CHECK(ni.count_pods(web_in_d, true) == 0);
+}

@@ -86,7 +86,9 @@ class Cache {
     bool known = false;
   };
   std::map<std::string, NodeEntry> nodes_;
-  std::unordered_map<std::string, PodState> pods_;  // by UID
+  // By UID. Element addresses are stable (rehashing moves no element):
+  // NodeInfo keeps pointers to the pods it counts.
+  std::unordered_map<std::string, PodState> pods_;
   std::size_t assumed_count_ = 0;
   std::int64_t tainted_nodes_ = 0;        // known nodes with any taint
   std::int64_t unschedulable_nodes_ = 0;  // known nodes cordoned

@@ -107,6 +107,23 @@ class FilterSink {
   ~FilterSink() = default;
 };
 
+// What plugins look up beyond nodes and pods, from the Scheduler's
+// informers (namespaces, and the workloads that own or select pods).
+class ClusterObjects {
+ public:
+  // The labels of namespace `ns`; nullptr when no such namespace is known
+  // (InterPodAffinity's namespaceSelector then matches nothing there).
+  virtual const kube::StringPairs* namespace_labels(std::string_view ns) const = 0;
+  // upstream's helper.DefaultSelector, for PodTopologySpread's system
+  // default constraints: the selectors of the Services selecting the pod
+  // merged, plus the selector of its controller when that is a
+  // ReplicationController, ReplicaSet or StatefulSet. Empty when none.
+  virtual kube::LabelSelector default_selector(const kube::Pod& pod) const = 0;
+
+ protected:
+  ~ClusterObjects() = default;
+};
+
 // The cluster as PreFilter and PreScore see it: every node, not only those
 // this decision filters (InterPodAffinity and PodTopologySpread count pods
 // on all of them).
@@ -122,6 +139,9 @@ struct Cluster {
   // NodeUnschedulable skip their pass over the nodes, the common case.
   std::int64_t tainted_nodes = -1;
   std::int64_t unschedulable_nodes = -1;
+  // nullptr in unit tests that need none: no namespace labels, no default
+  // selectors.
+  const ClusterObjects* objects = nullptr;
 };
 
 // A PreFilter's answer that only some nodes can pass, by name (upstream's

@@ -10,6 +10,7 @@
 #include "toysched/kube/objects.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace toysched::sched {
@@ -32,6 +33,19 @@ constexpr std::int64_t nonzero_memory(const kube::Resources& r) noexcept {
   return r.memory != 0 ? r.memory : kDefaultMemoryRequest;
 }
 
+// Pods of one namespace with the same labels and the same deletion state,
+// counted together. PodTopologySpread and InterPodAffinity count, node by
+// node, the pods a selector matches; the replicas of a workload share their
+// labels, so a node holds a few groups where it holds many pods, and a
+// count is a few selector matches per node, not one per pod.
+struct PodGroup {
+  std::string ns;
+  kube::StringPairs labels;
+  bool deleting = false;  // PodTopologySpread does not count terminating pods
+  std::uint64_t hash = 0;
+  int count = 0;
+};
+
 struct NodeInfo {
   // The sums first, then the Node: a decision reads these and the Node's
   // first fields for every node, and packed together they span fewer cache
@@ -47,8 +61,27 @@ struct NodeInfo {
   std::vector<kube::HostPort> used_ports;  // a multiset: two pods may bind the same port on different IPs
   kube::Node node;
 
+  std::vector<PodGroup> pod_groups;
+  // Pods with any pod affinity or anti-affinity term (InterPodAffinity's
+  // symmetry: an existing pod's terms apply to the incoming one), and those
+  // of them with required anti-affinity. Pointers to the pods add_pod was
+  // given: the caller keeps each pod alive, unmoved, until remove_pod.
+  std::vector<const kube::Pod*> pods_with_affinity;
+  std::vector<const kube::Pod*> pods_with_required_anti_affinity;
+
+  // `p` must stay where it is until remove_pod(p) (the Cache holds it).
   void add_pod(const kube::Pod& p);
   void remove_pod(const kube::Pod& p);
+  // Pods counted here whose namespace and labels satisfy `matches(group)`,
+  // terminating pods included or not.
+  template <class Match>
+  int count_pods(Match&& matches, bool count_deleting) const {
+    int n = 0;
+    for (const PodGroup& g : pod_groups) {
+      if ((count_deleting || !g.deleting) && matches(g)) n += g.count;
+    }
+    return n;
+  }
 };
 
 }  // namespace toysched::sched
