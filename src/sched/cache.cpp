@@ -24,6 +24,12 @@ void Cache::uncount(const kube::Pod& p) {
 void Cache::tally(const kube::Node& n, int sign) {
   if (!n.taints.empty()) tainted_nodes_ += sign;
   if (n.unschedulable) unschedulable_nodes_ += sign;
+  if (n.images.empty()) return;
+  if (sign > 0) {
+    images_.add_node(n);
+  } else {
+    images_.remove_node(n);
+  }
 }
 
 void Cache::add_node(const kube::Node& n) {
@@ -31,6 +37,7 @@ void Cache::add_node(const kube::Node& n) {
   auto& entry = nodes_[n.name];
   if (entry.known) tally(info.node, -1);
   info.node = n;
+  info.image_hashes = image_hashes(info.node);
   tally(info.node, +1);
   if (!entry.known) list_dirty_ = true;
   entry.known = true;

@@ -23,6 +23,8 @@ std::string_view plugin_name(PluginId p) noexcept {
       return "NodeResourcesFit";
     case PluginId::balanced_allocation:
       return "NodeResourcesBalancedAllocation";
+    case PluginId::image_locality:
+      return "ImageLocality";
   }
   return "";
 }

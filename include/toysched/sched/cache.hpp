@@ -55,7 +55,11 @@ class Cache {
   const std::vector<const NodeInfo*>& nodes();
   const NodeInfo* node(const std::string& name) const;
   // nodes() with the counts plugins use to skip work (framework.hpp).
-  Cluster cluster() { return Cluster{nodes(), tainted_nodes_, unschedulable_nodes_}; }
+  Cluster cluster() {
+    Cluster c{nodes(), tainted_nodes_, unschedulable_nodes_};
+    c.images = &images_;
+    return c;
+  }
   std::size_t node_count() const noexcept { return nodes_.size(); }
 
   struct AssumedPod {
@@ -92,6 +96,7 @@ class Cache {
   std::size_t assumed_count_ = 0;
   std::int64_t tainted_nodes_ = 0;        // known nodes with any taint
   std::int64_t unschedulable_nodes_ = 0;  // known nodes cordoned
+  ImageStates images_;                    // of the known nodes
   std::vector<const NodeInfo*> list_;
   bool list_dirty_ = true;
 };

@@ -22,6 +22,7 @@
 #pragma once
 
 #include "toysched/kube/objects.hpp"
+#include "toysched/sched/image_states.hpp"
 #include "toysched/sched/node_info.hpp"
 
 #include <algorithm>
@@ -43,6 +44,7 @@ enum class PluginId : std::uint8_t {
   node_ports,
   node_resources_fit,
   balanced_allocation,
+  image_locality,
 };
 // Upstream's plugin name ("NodeResourcesFit").
 std::string_view plugin_name(PluginId p) noexcept;
@@ -142,6 +144,8 @@ struct Cluster {
   // nullptr in unit tests that need none: no namespace labels, no default
   // selectors.
   const ClusterObjects* objects = nullptr;
+  // The images the nodes report (the Cache keeps them); nullptr: none.
+  const ImageStates* images = nullptr;
 };
 
 // A PreFilter's answer that only some nodes can pass, by name (upstream's

@@ -68,6 +68,8 @@ struct NodeInfo {
   // given: the caller keeps each pod alive, unmoved, until remove_pod.
   std::vector<const kube::Pod*> pods_with_affinity;
   std::vector<const kube::Pod*> pods_with_required_anti_affinity;
+  // image_hashes(node), for ImageLocality: kept by whoever sets `node`.
+  std::vector<std::uint64_t> image_hashes;
 
   // `p` must stay where it is until remove_pod(p) (the Cache holds it).
   void add_pod(const kube::Pod& p);

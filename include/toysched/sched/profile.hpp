@@ -9,7 +9,7 @@
 //     → NodePorts → NodeResourcesFit
 // Scores and their default weights:
 //   TaintToleration ×3, NodeAffinity ×2, NodeResourcesFit ×1,
-//   NodeResourcesBalancedAllocation ×1.
+//   NodeResourcesBalancedAllocation ×1, ImageLocality ×1.
 #pragma once
 
 #include "toysched/sched/framework.hpp"
