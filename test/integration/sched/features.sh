@@ -141,6 +141,21 @@ sleep 1 # time for a wrong bind: cpu-on-4 must stay pending (no cpu there)
 pass "cpu-on-4 still pending once lab-node-4 allows pods but has no cpu"
 k patch node lab-node-4 --subresource=status --type=merge -p '{"status":{"allocatable":{"cpu":"1","pods":"3"}}}' >/dev/null
 expect_node cpu-on-4 lab-node-4
+# --- scheduling gates: a gated pod waits, untouched, and is placed once
+# its last gate is removed (the API server sets reason SchedulingGated)
+pod gated <<<"  schedulingGates: [{name: example.com/wait}]
+  nodeSelector: {kubernetes.io/hostname: lab-node-2}
+  $PAUSE"
+sleep 2 # time for a wrong bind or a FailedScheduling event
+[ -z "$(node_of gated)" ] || fail "gated pod bound while gated"
+reason=$(k -n "$NS" get pod gated -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')
+[ "$reason" = SchedulingGated ] || fail "gated pod's PodScheduled reason is '$reason'"
+! k -n "$NS" get events --field-selector involvedObject.name=gated -o name | grep -q . ||
+  fail "an event for a gated pod: $(k -n "$NS" get events --field-selector involvedObject.name=gated)"
+pass "gated pod waits: no bind, no event, reason SchedulingGated"
+k -n "$NS" patch pod gated --type=json -p '[{"op":"remove","path":"/spec/schedulingGates"}]' >/dev/null
+expect_node gated lab-node-2
+
 kill -0 "$TOY_PID" || fail "toy-scheduler died"
 
 check_no_overcommit
