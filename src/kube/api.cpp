@@ -83,9 +83,34 @@ std::string ResourcePath<Lease>::path(std::string_view ns) {
 }
 
 namespace {
+// A collection under `prefix` (/api/v1, /apis/GROUP/VERSION): in one
+// namespace, or across all of them when `ns` is empty.
+std::string collection(std::string_view prefix, std::string_view ns, std::string_view plural) {
+  std::string p(prefix);
+  if (!ns.empty()) p += "/namespaces/" + url_encode(ns);
+  return p + "/" + std::string(plural);
+}
+}  // namespace
+
+std::string ResourcePath<Namespace>::path(std::string_view) { return "/api/v1/namespaces"; }
+std::string ResourcePath<Service>::path(std::string_view ns) { return collection("/api/v1", ns, name); }
+std::string ResourcePath<ReplicationController>::path(std::string_view ns) { return collection("/api/v1", ns, name); }
+std::string ResourcePath<ReplicaSet>::path(std::string_view ns) { return collection("/apis/apps/v1", ns, name); }
+std::string ResourcePath<StatefulSet>::path(std::string_view ns) { return collection("/apis/apps/v1", ns, name); }
+
+namespace {
 result<PodList> decode_list(Decoder& d, std::string_view body, Pod*) { return d.pod_list(body); }
 result<NodeList> decode_list(Decoder& d, std::string_view body, Node*) { return d.node_list(body); }
 result<LeaseList> decode_list(Decoder& d, std::string_view body, Lease*) { return d.lease_list(body); }
+result<NamespaceList> decode_list(Decoder& d, std::string_view body, Namespace*) { return d.namespace_list(body); }
+result<ServiceList> decode_list(Decoder& d, std::string_view body, Service*) { return d.service_list(body); }
+result<ReplicationControllerList> decode_list(Decoder& d, std::string_view body, ReplicationController*) {
+  return d.replication_controller_list(body);
+}
+result<ReplicaSetList> decode_list(Decoder& d, std::string_view body, ReplicaSet*) { return d.replica_set_list(body); }
+result<StatefulSetList> decode_list(Decoder& d, std::string_view body, StatefulSet*) {
+  return d.stateful_set_list(body);
+}
 }  // namespace
 
 template <class T>
@@ -125,6 +150,11 @@ asio::awaitable<api_result<List<T>>> Api::list(ListOptions opts) {
 template asio::awaitable<api_result<PodList>> Api::list<Pod>(ListOptions);
 template asio::awaitable<api_result<NodeList>> Api::list<Node>(ListOptions);
 template asio::awaitable<api_result<LeaseList>> Api::list<Lease>(ListOptions);
+template asio::awaitable<api_result<NamespaceList>> Api::list<Namespace>(ListOptions);
+template asio::awaitable<api_result<ServiceList>> Api::list<Service>(ListOptions);
+template asio::awaitable<api_result<ReplicationControllerList>> Api::list<ReplicationController>(ListOptions);
+template asio::awaitable<api_result<ReplicaSetList>> Api::list<ReplicaSet>(ListOptions);
+template asio::awaitable<api_result<StatefulSetList>> Api::list<StatefulSet>(ListOptions);
 
 namespace {
 std::string pod_path(std::string_view ns, std::string_view name) {

@@ -217,6 +217,11 @@ errc get_status(od::value& v, Status& s) {
 errc get_obj(od::value& v, Pod& p) { return get_pod(v, p); }
 errc get_obj(od::value& v, Node& n) { return get_node(v, n); }
 errc get_obj(od::value& v, Lease& l) { return get_lease(v, l); }
+errc get_obj(od::value& v, Namespace& n) { return get_namespace(v, n); }
+errc get_obj(od::value& v, Service& s) { return get_service(v, s); }
+errc get_obj(od::value& v, ReplicationController& rc) { return get_replication_controller(v, rc); }
+errc get_obj(od::value& v, ReplicaSet& rs) { return get_replica_set(v, rs); }
+errc get_obj(od::value& v, StatefulSet& ss) { return get_stateful_set(v, ss); }
 
 // The tolerant second read of an object the decoder refused: every field on
 // its own, every error ignored, so that what identifies the object is found
@@ -482,39 +487,77 @@ Decoder::~Decoder() = default;
 Decoder::Decoder(Decoder&&) noexcept = default;
 Decoder& Decoder::operator=(Decoder&&) noexcept = default;
 
-result<Pod> Decoder::pod(std::string_view json, std::size_t readable) {
-  return impl_->run<Pod>(json, readable, kMaxObjectBytes,
-                         whole<Pod>([](od::value& v, Pod& o) { return get_pod(v, o); }));
+namespace {
+// One object, a list page, a watch event of a kind with a get_obj().
+template <class T>
+result<T> one(Decoder::Impl& impl, std::string_view json, std::size_t readable) {
+  return impl.run<T>(json, readable, kMaxObjectBytes, whole<T>([](od::value& v, T& o) { return get_obj(v, o); }));
 }
-result<Node> Decoder::node(std::string_view json, std::size_t readable) {
-  return impl_->run<Node>(json, readable, kMaxObjectBytes,
-                          whole<Node>([](od::value& v, Node& o) { return get_node(v, o); }));
+template <class T>
+result<List<T>> page(Decoder::Impl& impl, std::string_view json, std::size_t readable) {
+  return impl.run<List<T>>(json, readable, kMaxListBytes, list_of<T>());
 }
-result<Lease> Decoder::lease(std::string_view json, std::size_t readable) {
-  return impl_->run<Lease>(json, readable, kMaxObjectBytes,
-                           whole<Lease>([](od::value& v, Lease& o) { return get_lease(v, o); }));
+template <class T>
+result<WatchEvent<T>> one_event(Decoder::Impl& impl, std::string_view line, std::size_t readable) {
+  return impl.run<WatchEvent<T>>(line, readable, kMaxObjectBytes, event<T>());
 }
+}  // namespace
+
+result<Pod> Decoder::pod(std::string_view json, std::size_t readable) { return one<Pod>(*impl_, json, readable); }
+result<Node> Decoder::node(std::string_view json, std::size_t readable) { return one<Node>(*impl_, json, readable); }
+result<Lease> Decoder::lease(std::string_view json, std::size_t readable) { return one<Lease>(*impl_, json, readable); }
 result<Status> Decoder::status(std::string_view json, std::size_t readable) {
   return impl_->run<Status>(json, readable, kMaxObjectBytes,
                             whole<Status>([](od::value& v, Status& o) { return get_status(v, o); }));
 }
 result<PodList> Decoder::pod_list(std::string_view json, std::size_t readable) {
-  return impl_->run<PodList>(json, readable, kMaxListBytes, list_of<Pod>());
+  return page<Pod>(*impl_, json, readable);
 }
 result<NodeList> Decoder::node_list(std::string_view json, std::size_t readable) {
-  return impl_->run<NodeList>(json, readable, kMaxListBytes, list_of<Node>());
+  return page<Node>(*impl_, json, readable);
 }
 result<LeaseList> Decoder::lease_list(std::string_view json, std::size_t readable) {
-  return impl_->run<LeaseList>(json, readable, kMaxListBytes, list_of<Lease>());
+  return page<Lease>(*impl_, json, readable);
+}
+result<NamespaceList> Decoder::namespace_list(std::string_view json, std::size_t readable) {
+  return page<Namespace>(*impl_, json, readable);
+}
+result<ServiceList> Decoder::service_list(std::string_view json, std::size_t readable) {
+  return page<Service>(*impl_, json, readable);
+}
+result<ReplicationControllerList> Decoder::replication_controller_list(std::string_view json, std::size_t readable) {
+  return page<ReplicationController>(*impl_, json, readable);
+}
+result<ReplicaSetList> Decoder::replica_set_list(std::string_view json, std::size_t readable) {
+  return page<ReplicaSet>(*impl_, json, readable);
+}
+result<StatefulSetList> Decoder::stateful_set_list(std::string_view json, std::size_t readable) {
+  return page<StatefulSet>(*impl_, json, readable);
 }
 result<WatchEvent<Pod>> Decoder::pod_event(std::string_view line, std::size_t readable) {
-  return impl_->run<WatchEvent<Pod>>(line, readable, kMaxObjectBytes, event<Pod>());
+  return one_event<Pod>(*impl_, line, readable);
 }
 result<WatchEvent<Node>> Decoder::node_event(std::string_view line, std::size_t readable) {
-  return impl_->run<WatchEvent<Node>>(line, readable, kMaxObjectBytes, event<Node>());
+  return one_event<Node>(*impl_, line, readable);
 }
 result<WatchEvent<Lease>> Decoder::lease_event(std::string_view line, std::size_t readable) {
-  return impl_->run<WatchEvent<Lease>>(line, readable, kMaxObjectBytes, event<Lease>());
+  return one_event<Lease>(*impl_, line, readable);
+}
+result<WatchEvent<Namespace>> Decoder::namespace_event(std::string_view line, std::size_t readable) {
+  return one_event<Namespace>(*impl_, line, readable);
+}
+result<WatchEvent<Service>> Decoder::service_event(std::string_view line, std::size_t readable) {
+  return one_event<Service>(*impl_, line, readable);
+}
+result<WatchEvent<ReplicationController>> Decoder::replication_controller_event(std::string_view line,
+                                                                                std::size_t readable) {
+  return one_event<ReplicationController>(*impl_, line, readable);
+}
+result<WatchEvent<ReplicaSet>> Decoder::replica_set_event(std::string_view line, std::size_t readable) {
+  return one_event<ReplicaSet>(*impl_, line, readable);
+}
+result<WatchEvent<StatefulSet>> Decoder::stateful_set_event(std::string_view line, std::size_t readable) {
+  return one_event<StatefulSet>(*impl_, line, readable);
 }
 
 namespace {

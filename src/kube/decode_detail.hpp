@@ -230,5 +230,11 @@ errc get_spread_constraint(od::value& v, Pod& p);
 // --- kinds -------------------------------------------------------------
 
 errc get_pod(od::value& v, Pod& p);  // decode_pod.cpp
+// decode_kinds.cpp: what the pod plugins read of other kinds.
+errc get_namespace(od::value& v, Namespace& n);
+errc get_service(od::value& v, Service& s);
+errc get_replication_controller(od::value& v, ReplicationController& rc);
+errc get_replica_set(od::value& v, ReplicaSet& rs);
+errc get_stateful_set(od::value& v, StatefulSet& ss);
 
 }  // namespace toysched::kube::detail

@@ -51,15 +51,17 @@ void Reflector<T>::stop() {
 }
 
 namespace {
-template <class T>
-result<WatchEvent<T>> decode_event(Decoder& d, std::string_view line) {
-  if constexpr (std::is_same_v<T, Pod>)
-    return d.pod_event(line);
-  else if constexpr (std::is_same_v<T, Node>)
-    return d.node_event(line);
-  else
-    return d.lease_event(line);
+// The decoder's method for each kind, picked by the pointer's type.
+auto decode_event(Decoder& d, std::string_view line, Pod*) { return d.pod_event(line); }
+auto decode_event(Decoder& d, std::string_view line, Node*) { return d.node_event(line); }
+auto decode_event(Decoder& d, std::string_view line, Lease*) { return d.lease_event(line); }
+auto decode_event(Decoder& d, std::string_view line, Namespace*) { return d.namespace_event(line); }
+auto decode_event(Decoder& d, std::string_view line, Service*) { return d.service_event(line); }
+auto decode_event(Decoder& d, std::string_view line, ReplicationController*) {
+  return d.replication_controller_event(line);
 }
+auto decode_event(Decoder& d, std::string_view line, ReplicaSet*) { return d.replica_set_event(line); }
+auto decode_event(Decoder& d, std::string_view line, StatefulSet*) { return d.stateful_set_event(line); }
 }  // namespace
 
 template <class T>
@@ -141,7 +143,7 @@ template <class T>
 std::optional<WatchEnd> Reflector<T>::apply_events(WatchFramer& framer, bool& turn) {
   std::string line;
   while (framer.next_line(line)) {
-    auto ev = decode_event<T>(decoder_, line);
+    auto ev = decode_event(decoder_, line, static_cast<T*>(nullptr));
     if (!ev) {
       // The event itself is broken (not its object: that is skipped below),
       // so the stream cannot be trusted past it.
@@ -325,5 +327,10 @@ asio::awaitable<void> Reflector<T>::run() {
 template class Reflector<Pod>;
 template class Reflector<Node>;
 template class Reflector<Lease>;
+template class Reflector<Namespace>;
+template class Reflector<Service>;
+template class Reflector<ReplicationController>;
+template class Reflector<ReplicaSet>;
+template class Reflector<StatefulSet>;
 
 }  // namespace toysched::kube

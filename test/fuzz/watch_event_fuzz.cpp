@@ -13,6 +13,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)decoder.pod_event(input);
   (void)decoder.node_event(input);
   (void)decoder.lease_event(input);
+  (void)decoder.namespace_event(input);
+  (void)decoder.service_event(input);
+  (void)decoder.replication_controller_event(input);
+  (void)decoder.replica_set_event(input);
+  (void)decoder.stateful_set_event(input);
   (void)decoder.pod_list(input);
   // The same bytes as the body of a chunked watch response, fed in two parts.
   toysched::kube::WatchFramer framer(1 << 16);

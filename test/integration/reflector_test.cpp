@@ -1,6 +1,7 @@
 // Reflector<T> against real labs: the exact set after a big paginated list,
-// a lab stopped and restarted under a live watch, and a 410 after etcd
-// compaction recovered by a relist that delivers the deletes it missed.
+// a lab stopped and restarted under a live watch, a 410 after etcd
+// compaction recovered by a relist that delivers the deletes it missed, and
+// the kinds read only for the pod plugins, listed and watched.
 //
 // The io_context is pumped from the test thread (pump_until), so kubectl and
 // lab restarts run between pumps while the reflector's sockets simply wait.
@@ -405,4 +406,100 @@ TEST_CASE("410 after compaction: relist, deletes missed while away delivered as 
   CHECK(pods.keys() == kubectl_pods(back, ns));
 
   stop_and_drain(io, pods);
+}
+
+// The kinds read only for the pod plugins (issue 14): each Reflector lists
+// and watches its real collection, and the decoded selectors are the ones
+// the API server stored (after its defaulting), not ones we wrote by hand.
+TEST_CASE("namespaces, services, replication controllers, replica sets, stateful sets: listed and watched") {
+  log::set_verbosity(2);
+  auto& lab = Lab::shared();
+  const std::string ns = testing::unique_name("reflector-kinds");
+  lab.kubectl({"create", "namespace", ns});
+  lab.kubectl({"label", "namespace", ns, "team=plugins"});
+  const std::string tmpl = R"("template":{"metadata":{"labels":LABELS},"spec":{"containers":[{"name":"c",)"
+                           R"("image":"registry.k8s.io/pause:3.10"}]}})";
+  auto with_labels = [&](const std::string& labels) {
+    std::string t = tmpl;
+    return t.replace(t.find("LABELS"), 6, labels);
+  };
+  const std::string path = (fs::temp_directory_path() / testing::unique_name("toysched-kinds")).string() + ".json";
+  {
+    std::ofstream f(path);
+    f << R"({"apiVersion":"v1","kind":"List","items":[)"
+      << R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"selector":{"app":"web"},)"
+      << R"("ports":[{"port":80}]}},)"
+      << R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"external"},"spec":{"ports":[{"port":443}]}},)"
+      << R"({"apiVersion":"v1","kind":"ReplicationController","metadata":{"name":"legacy"},"spec":{"replicas":0,)"
+      << R"("selector":{"app":"legacy"},)" << with_labels(R"({"app":"legacy"})") << "}},"
+      << R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs"},"spec":{"replicas":0,)"
+      << R"("selector":{"matchLabels":{"app":"web"},"matchExpressions":[{"key":"track","operator":"NotIn",)"
+      << R"("values":["canary"]}]},)" << with_labels(R"({"app":"web","track":"stable"})") << "}},"
+      << R"({"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db"},"spec":{"replicas":0,)"
+      << R"("serviceName":"web","selector":{"matchLabels":{"app":"db"}},)" << with_labels(R"({"app":"db"})") << "}}]}";
+  }
+  lab.kubectl({"create", "-n", ns, "-f", path, "-o", "name"});
+  fs::remove(path);
+
+  asio::io_context io;
+  testing::LabClient c(io, lab.kubeconfig());
+  ListOptions in_ns;
+  in_ns.ns = ns;
+  Running<Namespace> namespaces(io, *c.api);
+  Running<Service> services(io, *c.api, in_ns);
+  Running<ReplicationController> rcs(io, *c.api, in_ns);
+  Running<ReplicaSet> rss(io, *c.api, in_ns);
+  Running<StatefulSet> sss(io, *c.api, in_ns);
+  REQUIRE(pump_until(
+      io,
+      [&] {
+        return namespaces.quiet(300ms) && services.quiet(300ms) && rcs.quiet(300ms) && rss.quiet(300ms) &&
+               sss.quiet(300ms);
+      },
+      60s));
+
+  const Namespace* n = namespaces.refl.store().find(ns);
+  REQUIRE(n != nullptr);
+  CHECK(n->uid.size() == 36);
+  REQUIRE(find_value(n->labels, "team") != nullptr);
+  CHECK(*find_value(n->labels, "team") == "plugins");
+  CHECK(*find_value(n->labels, "kubernetes.io/metadata.name") == ns);  // the API server's own label
+  CHECK(namespaces.keys().count("default") == 1);
+
+  CHECK(services.keys() == Keys{ns + "/external", ns + "/web"});
+  CHECK(services.refl.store().find(ns + "/web")->selector == StringPairs{{"app", "web"}});
+  CHECK(services.refl.store().find(ns + "/external")->selector.empty());
+  REQUIRE(rcs.refl.store().find(ns + "/legacy") != nullptr);
+  CHECK(rcs.refl.store().find(ns + "/legacy")->selector == StringPairs{{"app", "legacy"}});
+  const ReplicaSet* rs = rss.refl.store().find(ns + "/rs");
+  REQUIRE(rs != nullptr);
+  REQUIRE(rs->selector.has_value());
+  CHECK(rs->selector->match_labels == StringPairs{{"app", "web"}});
+  CHECK(rs->selector->match_expressions ==
+        std::vector<NodeSelectorRequirement>{{"track", SelectorOp::not_in, {"canary"}}});
+  const StatefulSet* ss = sss.refl.store().find(ns + "/db");
+  REQUIRE(ss != nullptr);
+  CHECK(ss->selector == LabelSelector{{{"app", "db"}}, {}});
+
+  // The watches are live: a change arrives as an event.
+  services.rec.clear();
+  namespaces.rec.clear();
+  lab.kubectl({"delete", "service", "-n", ns, "web", "--wait=false"});
+  lab.kubectl({"label", "namespace", ns, "stage=two"});
+  CHECK(pump_until(
+      io,
+      [&] {
+        const Namespace* now = namespaces.refl.store().find(ns);
+        return services.rec.deleted.count(ns + "/web") == 1 && now && find_value(now->labels, "stage");
+      },
+      30s));
+  CHECK(services.refl.stats().lists == 1);
+  CHECK(namespaces.refl.stats().lists == 1);
+
+  stop_and_drain(io, namespaces);
+  stop_and_drain(io, services);
+  stop_and_drain(io, rcs);
+  stop_and_drain(io, rss);
+  stop_and_drain(io, sss);
+  lab.kubectl({"delete", "namespace", ns, "--wait=false"});
 }

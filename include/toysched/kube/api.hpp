@@ -120,9 +120,42 @@ struct ResourcePath<Lease> {
   static std::string path(std::string_view ns);
 };
 
+// Kinds read only for the pod plugins (objects.hpp).
+template <>
+struct ResourcePath<Namespace> {
+  static constexpr const char* name = "namespaces";
+  static std::string path(std::string_view ns);
+};
+template <>
+struct ResourcePath<Service> {
+  static constexpr const char* name = "services";
+  static std::string path(std::string_view ns);
+};
+template <>
+struct ResourcePath<ReplicationController> {
+  static constexpr const char* name = "replicationcontrollers";
+  static std::string path(std::string_view ns);
+};
+template <>
+struct ResourcePath<ReplicaSet> {
+  static constexpr const char* name = "replicasets";
+  static std::string path(std::string_view ns);
+};
+template <>
+struct ResourcePath<StatefulSet> {
+  static constexpr const char* name = "statefulsets";
+  static std::string path(std::string_view ns);
+};
+
 extern template boost::asio::awaitable<api_result<PodList>> Api::list<Pod>(ListOptions);
 extern template boost::asio::awaitable<api_result<NodeList>> Api::list<Node>(ListOptions);
 extern template boost::asio::awaitable<api_result<LeaseList>> Api::list<Lease>(ListOptions);
+extern template boost::asio::awaitable<api_result<NamespaceList>> Api::list<Namespace>(ListOptions);
+extern template boost::asio::awaitable<api_result<ServiceList>> Api::list<Service>(ListOptions);
+extern template boost::asio::awaitable<api_result<ReplicationControllerList>> Api::list<ReplicationController>(
+    ListOptions);
+extern template boost::asio::awaitable<api_result<ReplicaSetList>> Api::list<ReplicaSet>(ListOptions);
+extern template boost::asio::awaitable<api_result<StatefulSetList>> Api::list<StatefulSet>(ListOptions);
 
 // The body of a FailedScheduling event is cut like kube-scheduler's.
 std::string truncate_note(std::string note);

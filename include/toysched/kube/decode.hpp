@@ -10,7 +10,8 @@
 //  - the root must be a JSON object, fully consumed (trailing bytes, a
 //    truncated event, the wrong type for a known field → json_malformed);
 //  - a missing metadata.name (or uid, for pods and nodes) →
-//    json_missing_field;
+//    json_missing_field; a missing label selector (null or absent) is
+//    nullopt, never an empty selector (which would match everything);
 //  - a quantity that does not parse → quantity_invalid; one beyond
 //    kQuantityMax (quantity.hpp) reads as kQuantityMax, never an error;
 //  - one object or watch event beyond kMaxObjectBytes → object_too_large
@@ -71,6 +72,19 @@ class Decoder {
   result<WatchEvent<Pod>> pod_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<Node>> node_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<Lease>> lease_event(std::string_view line, std::size_t readable = 0);
+  // What the pod plugins read of other kinds (objects.hpp): lists and
+  // watch events, for their informers.
+  result<NamespaceList> namespace_list(std::string_view json, std::size_t readable = 0);
+  result<ServiceList> service_list(std::string_view json, std::size_t readable = 0);
+  result<ReplicationControllerList> replication_controller_list(std::string_view json, std::size_t readable = 0);
+  result<ReplicaSetList> replica_set_list(std::string_view json, std::size_t readable = 0);
+  result<StatefulSetList> stateful_set_list(std::string_view json, std::size_t readable = 0);
+  result<WatchEvent<Namespace>> namespace_event(std::string_view line, std::size_t readable = 0);
+  result<WatchEvent<Service>> service_event(std::string_view line, std::size_t readable = 0);
+  result<WatchEvent<ReplicationController>> replication_controller_event(std::string_view line,
+                                                                         std::size_t readable = 0);
+  result<WatchEvent<ReplicaSet>> replica_set_event(std::string_view line, std::size_t readable = 0);
+  result<WatchEvent<StatefulSet>> stateful_set_event(std::string_view line, std::size_t readable = 0);
 
   struct Impl;
 

@@ -323,5 +323,10 @@ class Reflector {
 extern template class Reflector<Pod>;
 extern template class Reflector<Node>;
 extern template class Reflector<Lease>;
+extern template class Reflector<Namespace>;
+extern template class Reflector<Service>;
+extern template class Reflector<ReplicationController>;
+extern template class Reflector<ReplicaSet>;
+extern template class Reflector<StatefulSet>;
 
 }  // namespace toysched::kube
