@@ -14,8 +14,10 @@
 // so ours counts the 100m / 200Mi defaults), and the IgnoredResources args
 // (not in this build).
 #include "builders.hpp"
+#include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/node_info.hpp"
 #include "toysched/sched/plugins/node_resources_fit.hpp"
+#include "toysched/sched/profile.hpp"
 
 #include <doctest/doctest.h>
 
@@ -371,4 +373,23 @@ TEST_CASE("args: v1 defaults (SetDefaults_NodeResourcesFitArgs)") {
   CHECK(unset.resources == std::vector<ResourceSpec>{{"cpu", 1}, {"nvidia.com/gpu", 5}});
   CHECK(FitArgs{}.resources == kDefaultResources);
   CHECK(FitArgs{}.type == kLeast);
+}
+
+TEST_CASE("a profile with MostAllocated packs, the default spreads") {
+  // node a already holds 1 cpu / 8Gi of 4 / 32Gi, node b is empty; the pod
+  // asks the same. BalancedAllocation gives both 100 (equal fractions), the
+  // other scores are equal, so NodeResourcesFit decides: LeastAllocated
+  // a 50, b 75; MostAllocated a 50, b 25.
+  std::vector<NodeInfo> nodes = {make_node().name("a").info(), make_node().name("b").info()};
+  nodes[0].add_pod(make_pod().name("old").cpu("1").memory("8Gi"));
+  std::vector<const NodeInfo*> view = {&nodes[0], &nodes[1]};
+  const kube::Pod pod = make_pod().cpu("1").memory("8Gi");
+  std::mt19937_64 rng(1);
+  const sched::Profile spread = sched::Profile::make_default();
+  CHECK(sched::schedule_pod(spread, pod, view, rng).node == "b");
+  const sched::Profile pack = sched::Profile::make_default(args(kMost, kDefaultResources));
+  CHECK(sched::schedule_pod(pack, pod, view, rng).node == "a");
+  const auto* fit = dynamic_cast<const sched::NodeResourcesFit*>(pack.find(sched::PluginId::node_resources_fit));
+  REQUIRE(fit != nullptr);
+  CHECK(fit->args().type == kMost);
 }
