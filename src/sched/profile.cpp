@@ -35,14 +35,16 @@ Plugin* Profile::find(PluginId id) const noexcept {
   return it == owned_.end() ? nullptr : it->get();
 }
 
-Profile Profile::make_default() {
+Profile Profile::make_default() { return make_default(FitArgs{}); }
+
+Profile Profile::make_default(const FitArgs& fit_args) {
   Profile p;
   Plugin& unschedulable = p.add(std::make_unique<NodeUnschedulable>());
   Plugin& node_name = p.add(std::make_unique<NodeName>());
   Plugin& taints = p.add(std::make_unique<TaintToleration>());
   Plugin& affinity = p.add(std::make_unique<NodeAffinity>());
   Plugin& ports = p.add(std::make_unique<NodePorts>());
-  Plugin& fit = p.add(std::make_unique<NodeResourcesFit>());
+  Plugin& fit = p.add(std::make_unique<NodeResourcesFit>(fit_args));
   Plugin& balanced = p.add(std::make_unique<BalancedAllocation>());
   Plugin& images = p.add(std::make_unique<ImageLocality>());
   for (Plugin* f : {&unschedulable, &node_name, &taints, &affinity, &ports, &fit}) p.enable_filter(*f);

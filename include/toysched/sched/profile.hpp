@@ -10,6 +10,8 @@
 // Scores and their default weights:
 //   TaintToleration ×3, NodeAffinity ×2, NodeResourcesFit ×1,
 //   NodeResourcesBalancedAllocation ×1, ImageLocality ×1.
+// NodeResourcesFit scores LeastAllocated over cpu and memory unless the
+// profile is made with other FitArgs (its scoring strategy).
 #pragma once
 
 #include "toysched/sched/framework.hpp"
@@ -20,6 +22,8 @@
 
 namespace toysched::sched {
 
+struct FitArgs;
+
 struct WeightedPlugin {
   Plugin* plugin = nullptr;
   std::int64_t weight = 1;
@@ -29,6 +33,9 @@ class Profile {
  public:
   // kube-scheduler's default profile, with the plugins this build has.
   static Profile make_default();
+  // The same with NodeResourcesFit's scoring strategy set by `fit`
+  // (validate_fit_args first: invalid args throw std::invalid_argument).
+  static Profile make_default(const FitArgs& fit);
 
   Profile() = default;
   Profile(Profile&&) noexcept = default;

@@ -1,12 +1,29 @@
 #include "toysched/sched/plugins/node_resources_fit.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
 namespace toysched::sched {
 namespace {
+
+// config.MaxCustomPriorityScore: a shape's scores are 0..10.
+constexpr std::int64_t kMaxCustomPriorityScore = 10;
+constexpr std::int64_t kMaxUtilization = 100;
+constexpr std::int64_t kMaxResourceWeight = 100;
 
 // noderesources.leastRequestedScore
 inline std::int64_t least_requested(std::int64_t requested, std::int64_t capacity) noexcept {
   if (capacity == 0 || requested > capacity) return 0;
   return (capacity - requested) * kMaxNodeScore / capacity;
+}
+
+// noderesources.mostRequestedScore: requested past capacity (pods with no
+// requests count the defaults) counts as full.
+inline std::int64_t most_requested(std::int64_t requested, std::int64_t capacity) noexcept {
+  if (capacity == 0) return 0;
+  return std::min(requested, capacity) * kMaxNodeScore / capacity;
 }
 
 // `cpu`/`mem` are the pod's non-zero request.
@@ -28,7 +45,132 @@ inline std::int64_t least_allocated(std::int64_t cpu, std::int64_t mem, const No
   return weights == 2 ? sum / 2 : sum;
 }
 
+// A field path as upstream's field.Path prints it, under `root`.
+std::string field(std::string_view root, std::string_view rel) {
+  std::string f(root);
+  if (!f.empty()) f += '.';
+  f += rel;
+  return f;
+}
+
+// utilerrors.NewAggregate(...).Error(): one message alone, several in
+// brackets, each distinct message once.
+std::string aggregate(const std::vector<std::string>& errs) {
+  std::vector<std::string_view> seen;
+  std::string out;
+  for (const std::string& e : errs) {
+    if (std::find(seen.begin(), seen.end(), e) != seen.end()) continue;
+    if (!seen.empty()) out += ", ";
+    seen.push_back(e);
+    out += e;
+  }
+  return seen.size() > 1 ? "[" + out + "]" : out;
+}
+
+// validateFunctionShape
+void validate_shape(const std::vector<UtilizationShapePoint>& shape, const std::string& path,
+                    std::vector<std::string>& errs) {
+  if (shape.empty()) {
+    errs.push_back(path + ": Required value: at least one point must be specified");
+    return;
+  }
+  const auto at = [&](std::size_t i, std::string_view child) {
+    return path + "[" + std::to_string(i) + "]." + std::string(child);
+  };
+  for (std::size_t i = 1; i < shape.size(); ++i) {
+    if (shape[i - 1].utilization >= shape[i].utilization) {
+      errs.push_back(at(i, "utilization") + ": Invalid value: " + std::to_string(shape[i].utilization) +
+                     ": values must be sorted in increasing order");
+      break;
+    }
+  }
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const auto& p = shape[i];
+    if (p.utilization < 0 || p.utilization > kMaxUtilization) {
+      errs.push_back(at(i, "utilization") + ": Invalid value: " + std::to_string(p.utilization) +
+                     ": not in valid range [0, 100]");
+    }
+    if (p.score < 0 || p.score > kMaxCustomPriorityScore) {
+      errs.push_back(at(i, "score") + ": Invalid value: " + std::to_string(p.score) + ": not in valid range [0, 10]");
+    }
+  }
+}
+
 }  // namespace
+
+std::string_view scoring_strategy_name(ScoringStrategyType t) noexcept {
+  switch (t) {
+    case ScoringStrategyType::least_allocated:
+      return "LeastAllocated";
+    case ScoringStrategyType::most_allocated:
+      return "MostAllocated";
+    case ScoringStrategyType::requested_to_capacity_ratio:
+      return "RequestedToCapacityRatio";
+  }
+  return "";
+}
+
+std::optional<ScoringStrategyType> parse_scoring_strategy_type(std::string_view name) noexcept {
+  for (auto t : {ScoringStrategyType::least_allocated, ScoringStrategyType::most_allocated,
+                 ScoringStrategyType::requested_to_capacity_ratio}) {
+    if (scoring_strategy_name(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
+std::string unsupported_scoring_strategy_error(std::string_view name, std::string_view path) {
+  // field.NotSupported prints the value as JSON. Quotes and backslashes are
+  // escaped as Go's encoder does; it also escapes control characters and
+  // <, >, &, which this leaves as they are.
+  std::string quoted = "\"";
+  for (char c : name) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  quoted += '"';
+  return field(path, "scoringStrategy.type") + ": Unsupported value: " + quoted +
+         R"(: supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")";
+}
+
+void set_fit_args_defaults(FitArgs& args) {
+  if (args.resources.empty()) args.resources = FitArgs{}.resources;
+  for (ResourceSpec& r : args.resources) {
+    if (r.weight == 0) r.weight = 1;
+  }
+}
+
+std::string validate_fit_args(const FitArgs& args, std::string_view path) {
+  std::vector<std::string> errs;
+  for (std::size_t i = 0; i < args.resources.size(); ++i) {
+    const ResourceSpec& r = args.resources[i];
+    if (r.weight <= 0 || r.weight > kMaxResourceWeight) {
+      errs.push_back(field(path, "scoringStrategy.resources[" + std::to_string(i) + "].weight") + ": Invalid value: " +
+                     std::to_string(r.weight) + ": resource weight of " + r.name + " not in valid range (0, 100]");
+    }
+  }
+  const std::string ratio = field(path, "scoringStrategy.requestedToCapacityRatio");
+  if (args.type == ScoringStrategyType::requested_to_capacity_ratio) {
+    if (!args.shape) {
+      errs.push_back(ratio + ": Required value: must be specified when type is RequestedToCapacityRatio");
+    } else {
+      validate_shape(*args.shape, ratio + ".shape", errs);
+    }
+  } else if (args.shape) {
+    errs.push_back(ratio + ": Forbidden: must be nil when type is not RequestedToCapacityRatio");
+  }
+  return aggregate(errs);
+}
+
+std::int64_t broken_linear(std::span<const UtilizationShapePoint> shape, std::int64_t p) noexcept {
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (p > shape[i].utilization) continue;
+    if (i == 0) return shape[0].score;
+    const auto& a = shape[i - 1];
+    const auto& b = shape[i];
+    return a.score + (b.score - a.score) * (p - a.utilization) / (b.utilization - a.utilization);
+  }
+  return shape.back().score;
+}
 
 FilterStatus filter_node_resources_fit(const kube::Pod& pod, const NodeInfo& ni) {
   FilterStatus s;
@@ -66,6 +208,30 @@ std::int64_t score_least_allocated(const kube::Pod& pod, const NodeInfo& ni) noe
   return least_allocated(nonzero_milli_cpu(pod.requests), nonzero_memory(pod.requests), ni);
 }
 
+NodeResourcesFit::NodeResourcesFit(FitArgs args) : args_(std::move(args)) {
+  if (std::string err = validate_fit_args(args_); !err.empty()) {
+    throw std::invalid_argument("NodeResourcesFit: " + err);
+  }
+  for (const ResourceSpec& r : args_.resources) {
+    const Kind k = r.name == "cpu"                 ? Kind::cpu
+                   : r.name == "memory"            ? Kind::memory
+                   : r.name == "ephemeral-storage" ? Kind::ephemeral_storage
+                                                   : Kind::extended;
+    resources_.push_back({k, k == Kind::extended ? r.name : std::string(), r.weight});
+  }
+  // Equal weights w: (a·w + b·w) / 2w is (a + b) / 2 exactly, and one
+  // resource alone a·w / w is a, so the weightless loop gives the same.
+  cpu_memory_least_ = args_.type == ScoringStrategyType::least_allocated && resources_.size() == 2 &&
+                      resources_[0].kind != resources_[1].kind && resources_[0].kind <= Kind::memory &&
+                      resources_[1].kind <= Kind::memory && resources_[0].weight == resources_[1].weight;
+  if (args_.shape) {
+    for (const UtilizationShapePoint& p : *args_.shape) {
+      shape_.push_back({p.utilization, p.score * (kMaxNodeScore / kMaxCustomPriorityScore)});
+    }
+  }
+  pod_request_.resize(resources_.size());
+}
+
 std::size_t NodeResourcesFit::filter(const kube::Pod& pod, std::span<const NodeInfo*> nodes, FilterSink& sink) {
   // The pod's numbers are hoisted: stores into `nodes` could otherwise
   // alias them for the compiler and force a reload per node.
@@ -93,11 +259,98 @@ std::size_t NodeResourcesFit::filter(const kube::Pod& pod, std::span<const NodeI
   return kept;
 }
 
+bool NodeResourcesFit::pre_score(const kube::Pod& /*pod*/, std::span<const NodeInfo* const> /*feasible*/,
+                                 const Cluster& /*cluster*/) {
+  return !resources_.empty();
+}
+
+// resourceAllocationScorer.score with the strategy's scorer, for one node;
+// pod_request_ holds the pod's requests.
+std::int64_t NodeResourcesFit::score_node(const NodeInfo& ni) const noexcept {
+  const auto& alloc = ni.node.allocatable;
+  std::int64_t sum = 0;
+  std::int64_t weights = 0;
+  for (std::size_t i = 0; i < resources_.size(); ++i) {
+    const Scored& r = resources_[i];
+    std::int64_t capacity = 0;
+    std::int64_t requested = pod_request_[i];
+    switch (r.kind) {
+      case Kind::cpu:
+        capacity = alloc.milli_cpu;
+        requested += ni.nonzero_milli_cpu;
+        break;
+      case Kind::memory:
+        capacity = alloc.memory;
+        requested += ni.nonzero_memory;
+        break;
+      case Kind::ephemeral_storage:
+        capacity = alloc.ephemeral_storage;
+        requested += ni.requested.ephemeral_storage;
+        break;
+      case Kind::extended:
+        // An extended resource the pod does not ask for says nothing
+        // about this node: left out, as upstream does.
+        if (requested == 0) continue;
+        capacity = alloc.extended_value(r.name);
+        requested += ni.requested.extended_value(r.name);
+        break;
+    }
+    if (capacity == 0) continue;  // not advertised: out of the mean
+    std::int64_t s = 0;
+    switch (args_.type) {
+      case ScoringStrategyType::least_allocated:
+        s = least_requested(requested, capacity);
+        break;
+      case ScoringStrategyType::most_allocated:
+        s = most_requested(requested, capacity);
+        break;
+      case ScoringStrategyType::requested_to_capacity_ratio:
+        s = broken_linear(shape_, requested > capacity ? kMaxUtilization : requested * kMaxUtilization / capacity);
+        if (s <= 0) continue;  // upstream leaves a resource scoring 0 out of the mean
+        break;
+    }
+    sum += s * r.weight;
+    weights += r.weight;
+  }
+  if (weights == 0) return 0;
+  if (args_.type != ScoringStrategyType::requested_to_capacity_ratio) return sum / weights;
+  // RequestedToCapacityRatio rounds (math.Round: halves away from zero).
+  return static_cast<std::int64_t>(std::round(static_cast<double>(sum) / static_cast<double>(weights)));
+}
+
 void NodeResourcesFit::score(const kube::Pod& pod, std::span<const NodeInfo* const> feasible,
                              std::span<std::int64_t> out) {
+  if (!cpu_memory_least_) {
+    score_general(pod, feasible, out);
+    return;
+  }
   const std::int64_t cpu = nonzero_milli_cpu(pod.requests);
   const std::int64_t mem = nonzero_memory(pod.requests);
   for (std::size_t i = 0; i < feasible.size(); ++i) out[i] = least_allocated(cpu, mem, *feasible[i]);
+}
+
+// Out of line so that the default path above keeps the small frame it had
+// before strategies existed.
+void NodeResourcesFit::score_general(const kube::Pod& pod, std::span<const NodeInfo* const> feasible,
+                                     std::span<std::int64_t> out) {
+  // The pod's side once per call (a few lookups), not once per node.
+  for (std::size_t i = 0; i < resources_.size(); ++i) {
+    switch (resources_[i].kind) {
+      case Kind::cpu:
+        pod_request_[i] = nonzero_milli_cpu(pod.requests);
+        break;
+      case Kind::memory:
+        pod_request_[i] = nonzero_memory(pod.requests);
+        break;
+      case Kind::ephemeral_storage:
+        pod_request_[i] = pod.requests.ephemeral_storage;
+        break;
+      case Kind::extended:
+        pod_request_[i] = pod.requests.extended_value(resources_[i].name);
+        break;
+    }
+  }
+  for (std::size_t i = 0; i < feasible.size(); ++i) out[i] = score_node(*feasible[i]);
 }
 
 }  // namespace toysched::sched
