@@ -120,18 +120,16 @@ void register_metrics(Registry& reg, Sources& src) {
   const std::string profile = src.scheduler_name;
   Families f = register_families(reg, src.elector != nullptr);
   add_task_metrics(reg);
-  src.scheduler.set_observer(
-      sched::SchedulerObserver{[&h = f.attempt_duration, &a = f.algorithm_duration, profile](const char* result,
-                                                                                             double seconds) {
-                                 h.with({result, profile}).observe(seconds);
-                                 a.with({}).observe(seconds);
-                               },
-                               [&h = f.sli](int n, double seconds) { h.with({std::to_string(n)}).observe(seconds); },
-                               [&h = f.stages](const sched::PodTimeline& t) {
-                                 auto s = sched::stage_seconds(t);
-                                 for (std::size_t i = 0; i < s.size(); ++i)
-                                   h.with({std::string(sched::stage_names[i])}).observe(s[i]);
-                               }});
+  src.scheduler.set_observer(sched::SchedulerObserver{
+      [&h = f.attempt_duration, &a = f.algorithm_duration, profile](const char* result, double seconds) {
+        h.with({result, profile}).observe(seconds);
+        a.with({}).observe(seconds);
+      },
+      [&h = f.sli](int n, double seconds) { h.with({std::to_string(n)}).observe(seconds); },
+      [&h = f.stages](const sched::PodTimeline& t) {
+        auto s = sched::stage_seconds(t);
+        for (std::size_t i = 0; i < s.size(); ++i) h.with({std::string(sched::stage_names[i])}).observe(s[i]);
+      }});
   reg.on_collect([f, &src, profile]() mutable {
     collect_scheduler(f, src, profile);
     collect_clients(f, src);
