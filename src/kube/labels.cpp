@@ -48,10 +48,14 @@ bool matches(const NodeSelectorRequirement& r, const StringPairs& labels) noexce
 bool selector_matches(const LabelSelector& s, const StringPairs& labels) noexcept {
   // Validity first: an invalid expression anywhere voids the whole selector,
   // even when an earlier requirement already fails to match.
-  if (!std::all_of(s.match_expressions.begin(), s.match_expressions.end(), valid)) return false;
+  if (!selector_valid(s)) return false;
   if (!map_selector_matches(s.match_labels, labels)) return false;
   return std::all_of(s.match_expressions.begin(), s.match_expressions.end(),
                      [&](const NodeSelectorRequirement& r) { return matches(r, labels); });
+}
+
+bool selector_valid(const LabelSelector& s) noexcept {
+  return std::all_of(s.match_expressions.begin(), s.match_expressions.end(), valid);
 }
 
 bool selector_matches(const std::optional<LabelSelector>& s, const StringPairs& labels) noexcept {

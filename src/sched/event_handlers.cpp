@@ -157,6 +157,7 @@ Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opt
   pod_opts.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
   pods_ = std::make_unique<kube::Reflector<kube::Pod>>(api_, *pod_events_, pod_opts);
   nodes_ = std::make_unique<kube::Reflector<kube::Node>>(api_, *node_events_, kube::ListOptions{});
+  objects_ = std::make_unique<ClusterInformers>(api_, [this](const char* event) { move_unschedulable(event); });
 }
 
 Scheduler::~Scheduler() = default;

@@ -44,12 +44,12 @@ bool Scheduler::responsible_for(const kube::Pod& p) const {
   return p.scheduler_name == opts_.scheduler_name && !p.deleting && !p.scheduling_gated;
 }
 
-bool Scheduler::synced() const noexcept { return pods_->synced() && nodes_->synced(); }
+bool Scheduler::synced() const noexcept { return pods_->synced() && nodes_->synced() && objects_->synced(); }
 
 asio::awaitable<void> Scheduler::run_informers() {
   using namespace asio::experimental::awaitable_operators;
   // Nodes first in effect: both start now; the loop waits for both to sync.
-  co_await (nodes_->run() && pods_->run());
+  co_await (nodes_->run() && pods_->run() && objects_->run());
 }
 
 // A pod to decide now, if the informers have synced and a bind slot is free.
@@ -73,6 +73,7 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
   int since_yield = 0;
   while (!wakeup_.stopped()) {
     if (!warmed_up_ && synced()) {
+      log_synced();
       // One connection per bind in flight, opened before the first burst.
       co_await api_.transport().warm_up(static_cast<std::size_t>(opts_.bind_parallelism));
       warmed_up_ = true;
@@ -122,8 +123,10 @@ void Scheduler::schedule_one(Queue::Item item) {
   times.popped = cycle_start;
   // Refused before any node is looked at: no node can be shown to satisfy a
   // constraint we do not evaluate.
+  Cluster cluster = cache_.cluster();
+  cluster.objects = &objects_->objects();
   Decision d = opts_.ignore_unsupported_constraints || !pod.unsupported.any()
-                   ? schedule_pod(profile_, pod, cache_.cluster(), rng_, nullptr, &search_)
+                   ? schedule_pod(profile_, pod, cluster, rng_, nullptr, &search_)
                    : refuse_unsupported(pod);
   double cycle_seconds = seconds_since(cycle_start);
   if (d.status != Decision::Status::scheduled) {
@@ -280,6 +283,41 @@ void Scheduler::handle_bind_failure(const BindRequest& req, const kube::ApiError
   }
 }
 
+// What the plugins will look up, once: a namespace or kind the scheduler
+// could not list shows here as 0 (its 403 is in the log before this).
+void Scheduler::log_synced() const {
+  auto c = objects_->objects().counts();
+  TS_LOG(2, "Caches are synced", {"nodes", cache_.node_count()}, {"boundPods", cache_.bound_count()},
+         {"namespaces", c.namespaces}, {"services", c.services}, {"replicationControllers", c.replication_controllers},
+         {"replicaSets", c.replica_sets}, {"statefulSets", c.stateful_sets});
+}
+
+std::string Scheduler::debug_cluster_objects_json(std::optional<std::string_view> pod) const {
+  const auto& informers = *objects_;
+  auto c = informers.objects().counts();
+  json::Writer w;
+  w.object().field("synced", informers.synced());
+  w.key("counts").object().field("namespaces", static_cast<std::uint64_t>(c.namespaces));
+  w.field("services", static_cast<std::uint64_t>(c.services));
+  w.field("replicationcontrollers", static_cast<std::uint64_t>(c.replication_controllers));
+  w.field("replicasets", static_cast<std::uint64_t>(c.replica_sets));
+  w.field("statefulsets", static_cast<std::uint64_t>(c.stateful_sets)).end();
+  if (pod) {
+    w.key("pod").object().field("name", *pod);
+    if (const kube::Pod* p = pods_->store().find(std::string(*pod))) {
+      w.key("namespace_labels").object();
+      if (const auto* labels = informers.objects().namespace_labels(p->ns))
+        for (const auto& [k, v] : *labels) w.field(k, v);
+      w.end().field("default_selector", selector_text(informers.objects().default_selector(*p)));
+    } else {
+      w.field("error", "not in the pod informer");
+    }
+    w.end();
+  }
+  w.end();
+  return std::move(w).str();
+}
+
 std::string Scheduler::debug_cache_json() {
   json::Writer w;
   w.object().key("nodes").array();
@@ -309,6 +347,7 @@ void Scheduler::stop() {
   post_slots_.close();  // binds still waiting for a slot give up (undone, requeued)
   pods_->stop();
   nodes_->stop();
+  objects_->stop();
   events_.stop();
 }
 

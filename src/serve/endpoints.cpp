@@ -96,8 +96,10 @@ void collect_scheduler(Families& f, const Sources& src, const std::string& profi
 }
 
 void collect_clients(Families& f, const Sources& src) {
-  for (auto [resource, w] :
-       {std::pair{"pods", &src.scheduler.pod_watch_stats()}, std::pair{"nodes", &src.scheduler.node_watch_stats()}}) {
+  std::vector<sched::ClusterInformers::Watch> watches = {{"pods", &src.scheduler.pod_watch_stats()},
+                                                         {"nodes", &src.scheduler.node_watch_stats()}};
+  for (const auto& w : src.scheduler.cluster_informers().watch_stats()) watches.push_back(w);
+  for (const auto& [resource, w] : watches) {
     sync(f.watch_restarts.with({resource, "expired"}), static_cast<double>(w->relists_expired));
     sync(f.watch_restarts.with({resource, "closed"}), static_cast<double>(w->rewatch_clean));
     sync(f.watch_restarts.with({resource, "error"}), static_cast<double>(w->rewatch_error));
@@ -158,7 +160,7 @@ void add_routes(Routes& routes, Registry& reg, Sources& src) {
   }
   ready.push_back({"informer-sync", [&src]() -> std::optional<std::string> {
                      if (src.scheduler.synced()) return std::nullopt;
-                     return std::string("pods and nodes not listed yet");
+                     return std::string("informers not synced yet");
                    }});
   add_health_route(routes, "/healthz", live);
   add_health_route(routes, "/livez", live);
@@ -167,6 +169,9 @@ void add_routes(Routes& routes, Registry& reg, Sources& src) {
   add_debug_tasks_route(routes);
   add_debug_flags_v_route(routes);
   add_json_route(routes, "/debug/cache", [&src] { return src.scheduler.debug_cache_json(); });
+  routes.get("/debug/cluster-objects", [&src](const Request& r) {
+    return Response{200, "application/json", src.scheduler.debug_cluster_objects_json(r.param("pod")), {}};
+  });
 }
 
 }  // namespace toysched::serve

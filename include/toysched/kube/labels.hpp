@@ -28,6 +28,11 @@ bool selector_matches(const LabelSelector& s, const StringPairs& labels) noexcep
 // *LabelSelector converts to labels.Nothing().
 bool selector_matches(const std::optional<LabelSelector>& s, const StringPairs& labels) noexcept;
 
+// Whether LabelSelectorAsSelector accepts `s` (every expression valid, as
+// above): callers that merge a selector into another, rather than match it,
+// must leave out one upstream could not convert.
+bool selector_valid(const LabelSelector& s) noexcept;
+
 // A Service or ReplicationController spec.selector (labels.SelectorFromSet):
 // every pair present with that value. An EMPTY map matches every label set,
 // as upstream's does. Callers looking for the Services of a pod must skip a

@@ -6,6 +6,7 @@
 //   watch/nodes ─┐                  (event_handlers.cpp: they only route)
 //   watch/pods ──┼─► Cache ◄──── assume ──┐
 //                └─► Queue ── pop ─► schedule_one: decide (filter, score)
+//   watch/namespaces, services, … ─► ClusterObjects ──┘ (cluster_objects.hpp)
 //                                      │ no fit ─► handle_scheduling_failure
 //                                      └ fit ─► assume ─► spawn bind/<ns>/<pod>
 //                                                           │ 201: wait for the watch
@@ -20,8 +21,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 
 #include "toysched/async/slots.hpp"
 #include "toysched/async/supervisor.hpp"
@@ -30,6 +33,7 @@
 #include "toysched/kube/reflector.hpp"
 #include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/cache.hpp"
+#include "toysched/sched/cluster_objects.hpp"
 #include "toysched/sched/events.hpp"
 #include "toysched/sched/latency.hpp"
 #include "toysched/sched/queue.hpp"
@@ -100,8 +104,14 @@ class Scheduler {
   void set_observer(SchedulerObserver o) { observer_ = std::move(o); }
   const kube::ReflectorStats& pod_watch_stats() const noexcept { return pods_->stats(); }
   const kube::ReflectorStats& node_watch_stats() const noexcept { return nodes_->stats(); }
+  // Namespaces, Services, ReplicationControllers, ReplicaSets, StatefulSets.
+  const ClusterInformers& cluster_informers() const noexcept { return *objects_; }
   // /debug/cache: per node allocatable, requested, pod count; assumed pods.
   std::string debug_cache_json();
+  // /debug/cluster-objects: the informers' object counts and, for `pod`
+  // (ns/name, as the pod informer has it), its namespace's labels and its
+  // default spread selector.
+  std::string debug_cluster_objects_json(std::optional<std::string_view> pod) const;
   Cache& cache() noexcept { return cache_; }
   const Queue& queue() const noexcept { return queue_; }
 
@@ -127,6 +137,7 @@ class Scheduler {
   std::optional<Queue::Item> next_pod(Queue::clock::time_point now);
   Queue::clock::time_point next_wake(Queue::clock::time_point now) const;
   void schedule_one(Queue::Item item);
+  void log_synced() const;
   boost::asio::awaitable<void> keep_connections_warm();
   void handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds);
   boost::asio::awaitable<void> bind(BindRequest req);
@@ -153,6 +164,7 @@ class Scheduler {
   std::unique_ptr<NodeEvents> node_events_;
   std::unique_ptr<kube::Reflector<kube::Pod>> pods_;
   std::unique_ptr<kube::Reflector<kube::Node>> nodes_;
+  std::unique_ptr<ClusterInformers> objects_;
   async::Wakeup wakeup_;  // the scheduling loop's sleep: woken by pod/node events and finished binds
   std::function<bool()> bind_gate_;
   async::Slots post_slots_;  // bind_parallelism: POSTs (and connections) in flight

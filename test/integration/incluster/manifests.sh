@@ -119,12 +119,18 @@ selfsubjectrulesreviews.authorization.k8s.io [] [] [create]
 [/version/] [] [get]
 [/version] [] [get]"
 # toy-scheduler's own, everywhere (ClusterRole): src/kube/reflector.cpp (list,
-# watch), src/sched/scheduler.cpp (pods/binding), src/sched/events.cpp
+# watch; src/sched/cluster_objects.cpp for the five kinds the plugins look
+# up), src/sched/scheduler.cpp (pods/binding), src/sched/events.cpp
 # (pods/status, events), src/serve/auth.cpp (the secure port's reviews).
 CLUSTER="pods [] [] [get list watch]
 pods/binding [] [] [create]
 pods/status [] [] [patch]
 nodes [] [] [get list watch]
+namespaces [] [] [list watch]
+services [] [] [list watch]
+replicationcontrollers [] [] [list watch]
+replicasets.apps [] [] [list watch]
+statefulsets.apps [] [] [list watch]
 events [] [] [create patch]
 events.events.k8s.io [] [] [create patch]
 tokenreviews.authentication.k8s.io [] [] [create]

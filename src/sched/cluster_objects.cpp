@@ -1,0 +1,219 @@
+// The index behind Cluster::objects and the informers that keep it. The
+// default selector follows upstream's pkg/scheduler/framework/plugins/helper/
+// spread.go (DefaultSelector, GetPodServices).
+#include "toysched/sched/cluster_objects.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "toysched/kube/labels.hpp"
+
+namespace toysched::sched {
+
+namespace {
+
+template <class M>
+auto* find_in(M& map, std::string_view key) {
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : &it->second;
+}
+
+// The object `ns`/`name` of a ByNamespace map, or nullptr.
+template <class V>
+const V* lookup(const StringMap<StringMap<V>>& by_ns, std::string_view ns, std::string_view name) {
+  const auto* in_ns = find_in(by_ns, ns);
+  return in_ns ? find_in(*in_ns, name) : nullptr;
+}
+
+template <class V>
+void put_in(StringMap<StringMap<V>>& by_ns, const std::string& ns, const std::string& name, V value) {
+  by_ns[ns].insert_or_assign(name, std::move(value));
+}
+
+template <class V>
+void erase_from(StringMap<StringMap<V>>& by_ns, const std::string& ns, const std::string& name) {
+  auto it = by_ns.find(ns);
+  if (it == by_ns.end()) return;
+  it->second.erase(name);
+  if (it->second.empty()) by_ns.erase(it);
+}
+
+template <class V>
+std::size_t count_all(const StringMap<StringMap<V>>& by_ns) {
+  std::size_t n = 0;
+  for (const auto& [ns, objects] : by_ns) n += objects.size();
+  return n;
+}
+
+// labels.Merge: `add`'s pairs win over those already in `set`.
+void merge(kube::StringPairs& set, const kube::StringPairs& add) {
+  for (const auto& [k, v] : add) {
+    auto it = std::find_if(set.begin(), set.end(), [&](const auto& kv) { return kv.first == k; });
+    if (it == set.end())
+      set.emplace_back(k, v);
+    else
+      it->second = v;
+  }
+}
+
+// schema.ParseGroupVersion(owner.apiVersion).WithKind(owner.kind) == group/version, kind.
+// "" and "/" parse to the empty group version; more than one '/' does not parse.
+bool owner_is(const kube::OwnerReference& o, std::string_view group, std::string_view version, std::string_view kind) {
+  if (o.kind != kind) return false;
+  std::string_view gv = o.api_version;
+  if (gv.empty() || gv == "/") return group.empty() && version.empty();
+  auto slash = gv.find('/');
+  if (slash == std::string_view::npos) return group.empty() && gv == version;
+  if (gv.find('/', slash + 1) != std::string_view::npos) return false;
+  return gv.substr(0, slash) == group && gv.substr(slash + 1) == version;
+}
+
+// metav1.GetControllerOfNoCopy: the first owner reference marked controller.
+const kube::OwnerReference* controller_of(const kube::Pod& pod) {
+  for (const auto& o : pod.owners)
+    if (o.controller) return &o;
+  return nullptr;
+}
+
+// selector.Add(requirements of `other`): ANDed in. Left out when upstream
+// could not convert it, and for an absent selector (labels.Nothing() has no
+// requirements to add).
+void and_in(kube::LabelSelector& sel, const std::optional<kube::LabelSelector>& other) {
+  if (!other || !kube::selector_valid(*other)) return;
+  for (const auto& kv : other->match_labels)
+    if (std::find(sel.match_labels.begin(), sel.match_labels.end(), kv) == sel.match_labels.end())
+      sel.match_labels.push_back(kv);
+  sel.match_expressions.insert(sel.match_expressions.end(), other->match_expressions.begin(),
+                               other->match_expressions.end());
+}
+
+const char* op_text(kube::SelectorOp op) {
+  switch (op) {
+    case kube::SelectorOp::in:
+      return " in ";
+    case kube::SelectorOp::not_in:
+      return " notin ";
+    case kube::SelectorOp::gt:
+      return " gt ";
+    case kube::SelectorOp::lt:
+      return " lt ";
+    default:
+      return " ? ";
+  }
+}
+
+}  // namespace
+
+ClusterObjectIndex::ClusterObjectIndex(std::function<void(const char*)> changed) : changed_(std::move(changed)) {}
+
+const kube::StringPairs* ClusterObjectIndex::namespace_labels(std::string_view ns) const {
+  return find_in(namespaces_, ns);
+}
+
+kube::LabelSelector ClusterObjectIndex::default_selector(const kube::Pod& pod) const {
+  kube::LabelSelector sel;
+  if (const auto* services = find_in(services_, pod.ns)) {
+    for (const auto& [name, selector] : *services) {
+      // An empty selector is the API's nil one (omitempty): it selects no pod.
+      if (!selector.empty() && kube::map_selector_matches(selector, pod.labels)) merge(sel.match_labels, selector);
+    }
+  }
+  const kube::OwnerReference* owner = controller_of(pod);
+  if (owner && owner_is(*owner, "", "v1", "ReplicationController")) {
+    if (const auto* rc = lookup(rcs_, pod.ns, owner->name)) merge(sel.match_labels, *rc);
+  }
+  std::sort(sel.match_labels.begin(), sel.match_labels.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (owner && owner_is(*owner, "apps", "v1", "ReplicaSet")) {
+    if (const auto* rs = lookup(rss_, pod.ns, owner->name)) and_in(sel, *rs);
+  } else if (owner && owner_is(*owner, "apps", "v1", "StatefulSet")) {
+    if (const auto* ss = lookup(sss_, pod.ns, owner->name)) and_in(sel, *ss);
+  }
+  return sel;
+}
+
+void ClusterObjectIndex::put(const kube::Namespace& n, const kube::Namespace* old) {
+  namespaces_.insert_or_assign(n.name, n.labels);
+  if (old && old->labels != n.labels && changed_) changed_("NamespaceUpdate");
+}
+void ClusterObjectIndex::put(const kube::Service& s, const kube::Service*) {
+  put_in(services_, s.ns, s.name, s.selector);
+}
+void ClusterObjectIndex::put(const kube::ReplicationController& rc, const kube::ReplicationController*) {
+  put_in(rcs_, rc.ns, rc.name, rc.selector);
+}
+void ClusterObjectIndex::put(const kube::ReplicaSet& rs, const kube::ReplicaSet*) {
+  put_in(rss_, rs.ns, rs.name, rs.selector);
+}
+void ClusterObjectIndex::put(const kube::StatefulSet& ss, const kube::StatefulSet*) {
+  put_in(sss_, ss.ns, ss.name, ss.selector);
+}
+void ClusterObjectIndex::erase(const kube::Namespace& n) { namespaces_.erase(n.name); }
+void ClusterObjectIndex::erase(const kube::Service& s) { erase_from(services_, s.ns, s.name); }
+void ClusterObjectIndex::erase(const kube::ReplicationController& rc) { erase_from(rcs_, rc.ns, rc.name); }
+void ClusterObjectIndex::erase(const kube::ReplicaSet& rs) { erase_from(rss_, rs.ns, rs.name); }
+void ClusterObjectIndex::erase(const kube::StatefulSet& ss) { erase_from(sss_, ss.ns, ss.name); }
+
+ClusterObjectIndex::Counts ClusterObjectIndex::counts() const {
+  return {namespaces_.size(), count_all(services_), count_all(rcs_), count_all(rss_), count_all(sss_)};
+}
+
+std::string selector_text(const kube::LabelSelector& s) {
+  // (key, text) of each requirement, then sorted by key as upstream's
+  // internalSelector keeps its requirements.
+  std::vector<std::pair<std::string_view, std::string>> reqs;
+  for (const auto& [k, v] : s.match_labels) reqs.emplace_back(k, k + "=" + v);
+  for (const auto& r : s.match_expressions) {
+    std::string text;
+    if (r.op == kube::SelectorOp::exists) {
+      text = r.key;
+    } else if (r.op == kube::SelectorOp::does_not_exist) {
+      text = "!" + r.key;
+    } else {
+      text = r.key + op_text(r.op) + "(";
+      for (std::size_t i = 0; i < r.values.size(); ++i) text += (i ? "," : "") + r.values[i];
+      text += ")";
+    }
+    reqs.emplace_back(r.key, std::move(text));
+  }
+  std::stable_sort(reqs.begin(), reqs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out;
+  for (const auto& [key, text] : reqs) out += (out.empty() ? "" : ",") + text;
+  return out;
+}
+
+ClusterInformers::ClusterInformers(kube::Api& api, std::function<void(const char*)> changed)
+    : index_(std::move(changed)),
+      namespaces_(api, index_.namespaces(), kube::ListOptions{}),
+      services_(api, index_.services(), kube::ListOptions{}),
+      rcs_(api, index_.replication_controllers(), kube::ListOptions{}),
+      rss_(api, index_.replica_sets(), kube::ListOptions{}),
+      sss_(api, index_.stateful_sets(), kube::ListOptions{}) {}
+
+boost::asio::awaitable<void> ClusterInformers::run() {
+  using namespace boost::asio::experimental::awaitable_operators;
+  co_await (namespaces_.run() && services_.run() && rcs_.run() && rss_.run() && sss_.run());
+}
+
+void ClusterInformers::stop() {
+  namespaces_.stop();
+  services_.stop();
+  rcs_.stop();
+  rss_.stop();
+  sss_.stop();
+}
+
+bool ClusterInformers::synced() const noexcept {
+  return namespaces_.synced() && services_.synced() && rcs_.synced() && rss_.synced() && sss_.synced();
+}
+
+std::array<ClusterInformers::Watch, 5> ClusterInformers::watch_stats() const noexcept {
+  return {Watch{"namespaces", &namespaces_.stats()}, Watch{"services", &services_.stats()},
+          Watch{"replicationcontrollers", &rcs_.stats()}, Watch{"replicasets", &rss_.stats()},
+          Watch{"statefulsets", &sss_.stats()}};
+}
+
+}  // namespace toysched::sched

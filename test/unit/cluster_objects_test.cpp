@@ -1,0 +1,235 @@
+// ClusterObjectIndex (cluster_objects.hpp): the namespace labels and the
+// default spread selector, fed by hand through the handlers the informers
+// use. The first two tables follow upstream's
+// pkg/scheduler/framework/plugins/helper/spread_test.go (TestGetPodServices,
+// TestDefaultSelector); the rest are the edges of DefaultSelector and
+// GetPodServices that those tables do not reach.
+#include "toysched/sched/cluster_objects.hpp"
+
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "builders.hpp"
+#include "toysched/kube/labels.hpp"
+
+using namespace toysched;
+using toysched::test::make_pod;
+
+namespace {
+
+kube::Service service(std::string ns, std::string name, kube::StringPairs selector) {
+  kube::Service s;
+  s.ns = std::move(ns);
+  s.name = std::move(name);
+  s.uid = "uid-" + s.name;
+  s.resource_version = "1";
+  s.selector = std::move(selector);
+  return s;
+}
+
+kube::ReplicationController rc(std::string ns, std::string name, kube::StringPairs selector) {
+  kube::ReplicationController r;
+  r.ns = std::move(ns);
+  r.name = std::move(name);
+  r.selector = std::move(selector);
+  return r;
+}
+
+template <class T>
+T with_selector(std::string ns, std::string name, std::optional<kube::LabelSelector> selector) {
+  T o;
+  o.ns = std::move(ns);
+  o.name = std::move(name);
+  o.selector = std::move(selector);
+  return o;
+}
+auto rs = with_selector<kube::ReplicaSet>;
+auto ss = with_selector<kube::StatefulSet>;
+
+kube::Namespace ns(std::string name, kube::StringPairs labels, std::string rv = "1") {
+  kube::Namespace n;
+  n.name = std::move(name);
+  n.uid = "uid-" + n.name;
+  n.resource_version = std::move(rv);
+  n.labels = std::move(labels);
+  return n;
+}
+
+kube::OwnerReference owner(std::string api_version, std::string kind, std::string name, bool controller = true) {
+  return {std::move(api_version), std::move(kind), std::move(name), "uid-owner", controller};
+}
+
+kube::Pod owned_pod(std::string ns, kube::StringPairs labels, std::vector<kube::OwnerReference> owners) {
+  kube::Pod p = make_pod().ns(std::move(ns)).name("test-pod");
+  p.labels = std::move(labels);
+  p.owners = std::move(owners);
+  return p;
+}
+
+std::string selector_of(const sched::ClusterObjectIndex& ix, const kube::Pod& p) {
+  return sched::selector_text(ix.default_selector(p));
+}
+
+}  // namespace
+
+TEST_CASE("cluster objects: a pod's Services (spread_test.go TestGetPodServices)") {
+  sched::ClusterObjectIndex ix;
+  for (int i = 0; i < 3; ++i) {
+    auto n = std::to_string(i);
+    ix.services().on_add(service("test", "service-" + n, {{"app", "test-" + n}}));
+  }
+  for (int i = 0; i < 5; ++i) {
+    auto n = std::to_string(i);
+    kube::Pod p = owned_pod("test", {{"app", "test-" + n}, {"label", "label-" + n}}, {});
+    CAPTURE(i);
+    // pod-0..2: its one Service's selector; pod-3, pod-4: no Service.
+    CHECK(selector_of(ix, p) == (i < 3 ? "app=test-" + n : ""));
+  }
+}
+
+TEST_CASE("cluster objects: the default selector (spread_test.go TestDefaultSelector)") {
+  // As upstream, each case adds to the same informers.
+  sched::ClusterObjectIndex ix;
+  const kube::StringPairs labels = {{"podLabelKey", "podLabelVal"}};
+
+  // "DefaultSelector for default case"
+  CHECK(selector_of(ix, owned_pod("test", labels, {})) == "");
+  // "DefaultSelector for no OwnerReference pod case"
+  ix.services().on_add(service("test", "test-service", {{"podLabelKey", "podLabelVal"}}));
+  CHECK(selector_of(ix, owned_pod("test", labels, {})) == "podLabelKey=podLabelVal");
+  // "DefaultSelector for ReplicaSet OwnerReference pod case"
+  ix.replica_sets().on_add(
+      rs("test", "test-replicaset", kube::LabelSelector{{{"replicaSetLabelKey", "replicaSetLabelVal"}}, {}}));
+  CHECK(selector_of(ix, owned_pod("test", labels, {owner("apps/v1", "ReplicaSet", "test-replicaset")})) ==
+        "podLabelKey=podLabelVal,replicaSetLabelKey=replicaSetLabelVal");
+  // "DefaultSelector for ReplicationController OwnerReference pod case"
+  ix.replication_controllers().on_add(
+      rc("test", "test-replicationcontroller", {{"replicationLabelKey", "replicationLabelVal"}}));
+  CHECK(selector_of(ix,
+                    owned_pod("test", labels, {owner("v1", "ReplicationController", "test-replicationcontroller")})) ==
+        "podLabelKey=podLabelVal,replicationLabelKey=replicationLabelVal");
+  // "DefaultSelector for StatefulSet OwnerReference pod case"
+  ix.stateful_sets().on_add(
+      ss("test", "test-statefulset", kube::LabelSelector{{{"statefulSetLabelKey", "statefulSetLabelVal"}}, {}}));
+  CHECK(selector_of(ix, owned_pod("test", labels, {owner("apps/v1", "StatefulSet", "test-statefulset")})) ==
+        "podLabelKey=podLabelVal,statefulSetLabelKey=statefulSetLabelVal");
+}
+
+TEST_CASE("cluster objects: Services with an empty selector, or in another namespace, select no pod") {
+  sched::ClusterObjectIndex ix;
+  const kube::StringPairs labels = {{"app", "web"}, {"tier", "front"}};
+  ix.services().on_add(service("a", "headless", {}));  // no spec.selector: not "every pod"
+  ix.services().on_add(service("b", "web", {{"app", "web"}}));
+  CHECK(selector_of(ix, owned_pod("a", labels, {})) == "");
+  // Two Services of the pod's namespace merge; one that does not match stays out.
+  ix.services().on_add(service("a", "web", {{"app", "web"}}));
+  ix.services().on_add(service("a", "front", {{"tier", "front"}}));
+  ix.services().on_add(service("a", "back", {{"tier", "back"}}));
+  CHECK(selector_of(ix, owned_pod("a", labels, {})) == "app=web,tier=front");
+  // A Service deleted, or changed not to select the pod, no longer counts.
+  ix.services().on_delete(service("a", "front", {{"tier", "front"}}));
+  ix.services().on_update(service("a", "web", {{"app", "web"}}), service("a", "web", {{"app", "api"}}));
+  CHECK(selector_of(ix, owned_pod("a", labels, {})) == "");
+  CHECK(ix.counts().services == 4);  // a/headless, a/web, a/back, b/web
+}
+
+TEST_CASE("cluster objects: the controller is found by apiVersion, kind, namespace and name") {
+  sched::ClusterObjectIndex ix;
+  const kube::StringPairs labels = {{"app", "web"}};
+  const kube::LabelSelector rs_sel{{{"app", "web"}, {"pod-template-hash", "h1"}}, {}};
+  ix.replica_sets().on_add(rs("a", "web-h1", rs_sel));
+  ix.replica_sets().on_add(rs("b", "other", rs_sel));
+  ix.replication_controllers().on_add(rc("a", "legacy", {{"rc", "x"}}));
+  ix.stateful_sets().on_add(ss("a", "db", kube::LabelSelector{{{"db", "1"}}, {}}));
+  auto sel = [&](std::vector<kube::OwnerReference> owners) { return selector_of(ix, owned_pod("a", labels, owners)); };
+
+  CHECK(sel({owner("apps/v1", "ReplicaSet", "web-h1")}) == "app=web,pod-template-hash=h1");
+  // Not the controller: ignored, even when it names a known ReplicaSet.
+  CHECK(sel({owner("apps/v1", "ReplicaSet", "web-h1", false)}) == "");
+  // The first reference marked controller is the one.
+  CHECK(sel({owner("apps/v1", "ReplicaSet", "web-h1", false), owner("apps/v1", "StatefulSet", "db")}) == "db=1");
+  // Another group or version, another kind, a name only another namespace has.
+  CHECK(sel({owner("extensions/v1beta1", "ReplicaSet", "web-h1")}) == "");
+  CHECK(sel({owner("apps/v1/x", "ReplicaSet", "web-h1")}) == "");
+  CHECK(sel({owner("apps/v1", "Deployment", "web-h1")}) == "");
+  CHECK(sel({owner("apps/v1", "ReplicaSet", "other")}) == "");
+  CHECK(sel({owner("apps/v1", "ReplicaSet", "gone")}) == "");
+  // ReplicationController is core: "v1", and "/v1" parses to the same group version.
+  CHECK(sel({owner("v1", "ReplicationController", "legacy")}) == "rc=x");
+  CHECK(sel({owner("/v1", "ReplicationController", "legacy")}) == "rc=x");
+  CHECK(sel({owner("apps/v1", "ReplicationController", "legacy")}) == "");
+  CHECK(sel({owner("v1", "StatefulSet", "db")}) == "");
+  // Deleted: no longer found.
+  ix.replica_sets().on_delete(rs("a", "web-h1", rs_sel));
+  CHECK(sel({owner("apps/v1", "ReplicaSet", "web-h1")}) == "");
+  CHECK(ix.counts().replica_sets == 1);
+}
+
+TEST_CASE("cluster objects: merging the Services' sets with the controller's selector") {
+  sched::ClusterObjectIndex ix;
+  const kube::StringPairs labels = {{"app", "web"}, {"track", "stable"}};
+  ix.services().on_add(service("a", "web", {{"app", "web"}}));
+
+  // A ReplicationController's selector is merged as a set: its value wins on
+  // a shared key (labels.Merge), and the result is sorted by key.
+  ix.replication_controllers().on_add(rc("a", "rc", {{"track", "stable"}, {"app", "web2"}}));
+  kube::Pod by_rc = owned_pod("a", labels, {owner("v1", "ReplicationController", "rc")});
+  CHECK(selector_of(ix, by_rc) == "app=web2,track=stable");
+
+  // A ReplicaSet's selector is ANDed in, expressions included: a pod must
+  // satisfy both the Services' labels and the ReplicaSet's requirements.
+  kube::LabelSelector with_expr{{{"track", "stable"}}, {{"env", kube::SelectorOp::not_in, {"dev"}}}};
+  ix.replica_sets().on_add(rs("a", "rs", with_expr));
+  kube::Pod by_rs = owned_pod("a", labels, {owner("apps/v1", "ReplicaSet", "rs")});
+  auto got = ix.default_selector(by_rs);
+  CHECK(sched::selector_text(got) == "app=web,env notin (dev),track=stable");
+  CHECK(kube::selector_matches(got, labels));
+  CHECK_FALSE(kube::selector_matches(got, kube::StringPairs{{"app", "web"}, {"track", "canary"}}));
+  CHECK_FALSE(kube::selector_matches(got, kube::StringPairs{{"app", "web"}, {"track", "stable"}, {"env", "dev"}}));
+
+  // A selector upstream cannot convert (Gt in a label selector) adds nothing,
+  // rather than making the whole default selector match nothing; so does an
+  // absent one (labels.Nothing() has no requirements).
+  ix.replica_sets().on_update(rs("a", "rs", with_expr),
+                              rs("a", "rs", kube::LabelSelector{{}, {{"n", kube::SelectorOp::gt, {"1"}}}}));
+  CHECK(selector_of(ix, by_rs) == "app=web");
+  ix.replica_sets().on_update(rs("a", "rs", std::nullopt), rs("a", "rs", std::nullopt));
+  CHECK(selector_of(ix, by_rs) == "app=web");
+  // An empty one ({}: everything) adds nothing either.
+  ix.replica_sets().on_update(rs("a", "rs", std::nullopt), rs("a", "rs", kube::LabelSelector{}));
+  CHECK(selector_of(ix, by_rs) == "app=web");
+}
+
+TEST_CASE("cluster objects: namespace labels, and a change of them moves unschedulable pods") {
+  std::vector<std::string> events;
+  sched::ClusterObjectIndex ix([&](const char* e) { events.emplace_back(e); });
+  CHECK(ix.namespace_labels("team-a") == nullptr);
+  ix.namespaces().on_add(ns("team-a", {{"team", "a"}}));
+  ix.namespaces().on_add(ns("a-namespace-name-longer-than-sso", {{"x", "y"}}));
+  REQUIRE(ix.namespace_labels("team-a") != nullptr);
+  CHECK(*ix.namespace_labels("team-a") == kube::StringPairs{{"team", "a"}});
+  std::string_view long_name = "a-namespace-name-longer-than-sso";
+  REQUIRE(ix.namespace_labels(long_name) != nullptr);
+  CHECK(events.empty());  // a new namespace has no pods yet for a term to count
+
+  ix.namespaces().on_update(ns("team-a", {{"team", "a"}}), ns("team-a", {{"team", "a"}}, "2"));
+  CHECK(events.empty());  // same labels: nothing can have changed for a pod
+  ix.namespaces().on_update(ns("team-a", {{"team", "a"}}, "2"), ns("team-a", {{"team", "b"}}, "3"));
+  CHECK(events == std::vector<std::string>{"NamespaceUpdate"});
+  CHECK(*ix.namespace_labels("team-a") == kube::StringPairs{{"team", "b"}});
+
+  ix.namespaces().on_delete(ns("team-a", {{"team", "b"}}, "3"));
+  CHECK(ix.namespace_labels("team-a") == nullptr);
+  CHECK(ix.counts().namespaces == 1);
+}
+
+TEST_CASE("cluster objects: selector_text is labels.Selector's String()") {
+  kube::LabelSelector s{{{"b", "2"}}, {{"a", kube::SelectorOp::in, {"x", "y"}}, {"c", kube::SelectorOp::exists, {}}}};
+  s.match_expressions.push_back({"d", kube::SelectorOp::does_not_exist, {}});
+  // Requirements sorted by key, as upstream's internalSelector keeps them.
+  CHECK(sched::selector_text(s) == "a in (x,y),b=2,c,!d");
+  CHECK(sched::selector_text(kube::LabelSelector{}) == "");
+}
