@@ -40,11 +40,12 @@ class TopologyCounts {
 
  private:
   struct Slot {
+    std::uint64_t hash = 0;
     std::string_view key, value;
     std::int64_t count = 0;
     bool used = false;
   };
-  std::size_t find(std::string_view key, std::string_view value) const noexcept;
+  std::size_t find(std::uint64_t hash, std::string_view key, std::string_view value) const noexcept;
   void grow();
 
   std::vector<Slot> slots_;  // size 0 or a power of two
@@ -86,8 +87,8 @@ class InterPodAffinity final : public Plugin {
   FilterStatus filter_node(const kube::Pod& pod, const NodeInfo& ni) const;
 
  private:
-  void count_existing_anti_affinity(const kube::Pod& pod, const Cluster& cluster);
-  void count_incoming(const kube::Pod& pod, const Cluster& cluster);
+  void count_existing_anti_affinity(const kube::Pod& pod, const NodeInfo& ni);
+  void count_incoming(const kube::Pod& pod, const NodeInfo& ni);
   void score_node(const kube::Pod& pod, const NodeInfo& ni, bool preferred);
   void score_placed_pod(const kube::Pod& pod, const kube::Pod& placed, const kube::Node& node);
 
