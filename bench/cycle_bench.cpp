@@ -2,11 +2,14 @@
 // node and pick one, at 500 and 5 000 nodes, on scheduler_perf's
 // SchedulingBasic shapes (nodes 4 CPU / 32Gi / 110 pods; pods 100m / 500Mi),
 // with 1 000 pods already placed and each decided pod added to its node as
-// the cache's assume does. Prints a markdown table; never passes or fails.
+// the cache's assume does; then InterPodAffinity's scheduler_perf shapes
+// (required anti-affinity, preferred affinity) at 5 000 nodes. Prints a
+// markdown table; never passes or fails.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <deque>
 #include <memory>
 #include <random>
 #include <string>
@@ -27,40 +30,91 @@ double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-// Microseconds of CPU per decision, over `pods` decisions.
-double run_once(int node_count, int pods, std::uint64_t seed, int percentage) {
+// The pods: scheduler_perf's pod-default, or its pod-with-pod-anti-affinity
+// (required, hostname, color=green) / pod-with-preferred-pod-affinity
+// (weight 1, hostname, color=red) templates, for InterPodAffinity.
+enum class Shape { plain, anti_affinity, preferred_affinity };
+
+kube::Pod make_shape(Shape shape) {
+  kube::Pod p = make_pod().ns("sched-0").name("p").cpu("100m").memory("500Mi");
+  if (shape == Shape::plain) return p;
+  const std::string color = shape == Shape::anti_affinity ? "green" : "red";
+  p.labels = {{"color", color}};
+  kube::PodAffinityTerm t;
+  t.label_selector = kube::LabelSelector{{{"color", color}}, {}};
+  t.namespaces = {"sched-1", "sched-0"};
+  t.topology_key = "kubernetes.io/hostname";
+  if (shape == Shape::anti_affinity) {
+    p.pod_anti_affinity.required.push_back(t);
+  } else {
+    p.pod_affinity.preferred.push_back({1, t});
+  }
+  return p;
+}
+
+// The nodes with their pods, kept where NodeInfo's pointers expect them,
+// and the counts the Cache keeps for a Cluster.
+struct World {
   std::vector<std::unique_ptr<sched::NodeInfo>> infos;
   std::vector<const sched::NodeInfo*> view;
+  std::deque<kube::Pod> pods;
+  sched::Cluster cluster{view, 0, 0};  // no node is tainted or cordoned, and the cache knows it
+
+  void place(const kube::Pod& p, sched::NodeInfo& ni) {
+    pods.push_back(p);
+    ni.add_pod(pods.back());
+    if (!p.pod_affinity.empty() || !p.pod_anti_affinity.empty()) ++cluster.pods_with_affinity;
+    if (!p.pod_anti_affinity.required.empty()) ++cluster.pods_with_required_anti_affinity;
+  }
+};
+
+// Microseconds of CPU per decision, over `pods` decisions, after `initial`
+// pods of the same shape.
+double run_once(int node_count, int initial, int pods, Shape shape, std::uint64_t seed, int percentage) {
+  World w;
   for (int i = 0; i < node_count; ++i) {
     auto info = std::make_unique<sched::NodeInfo>();
     info->node = make_node().name("node-" + std::to_string(i)).cpu("4").memory("32Gi").pods(110);
-    view.push_back(info.get());
-    infos.push_back(std::move(info));
+    w.view.push_back(info.get());
+    w.infos.push_back(std::move(info));
   }
-  kube::Pod tmpl = make_pod().ns("bench").name("p").cpu("100m").memory("500Mi");
-  for (int i = 0; i < 1000; ++i) {  // scheduler_perf's initial pods
+  w.cluster = sched::Cluster{w.view, 0, 0};
+  w.cluster.pods_with_affinity = 0;
+  w.cluster.pods_with_required_anti_affinity = 0;
+  const kube::Pod tmpl = make_shape(shape);
+  for (int i = 0; i < initial; ++i) {  // scheduler_perf's initial pods
     kube::Pod p = tmpl;
     p.uid = "init-" + std::to_string(i);
-    infos[static_cast<std::size_t>(i % node_count)]->add_pod(p);
+    w.place(p, *w.infos[static_cast<std::size_t>(i % node_count)]);
   }
   std::mt19937_64 rng(seed);
   const sched::Profile profile = sched::Profile::make_default();
-  // No node is tainted or cordoned, and the scheduler's cache knows it.
-  const sched::Cluster cluster{view, 0, 0};
   sched::Search search{percentage, 0};
   double start = thread_cpu_seconds();
   for (int i = 0; i < pods; ++i) {
     kube::Pod p = tmpl;
     p.uid = "m-" + std::to_string(i);
-    auto d = sched::schedule_pod(profile, p, cluster, rng, nullptr, percentage < 0 ? nullptr : &search);
+    auto d = sched::schedule_pod(profile, p, w.cluster, rng, nullptr, percentage < 0 ? nullptr : &search);
     if (d.status != sched::Decision::Status::scheduled) {
       std::fprintf(stderr, "pod %d not scheduled: %s\n", i, d.message.c_str());
       return -1;
     }
-    auto it = std::find_if(infos.begin(), infos.end(), [&](auto& n) { return n->node.name == d.node; });
-    (*it)->add_pod(p);  // the assume, outside the timing would hide nothing: it is O(1)
+    auto it = std::find_if(w.infos.begin(), w.infos.end(), [&](auto& n) { return n->node.name == d.node; });
+    w.place(p, **it);  // the assume, outside the timing would hide nothing: it is O(1)
   }
   return (thread_cpu_seconds() - start) * 1e6 / pods;
+}
+
+void row(const char* shape_name, int nodes, int initial, int pods, Shape shape, int percentage, int runs) {
+  std::vector<double> us;
+  for (int r = 0; r < runs; ++r)
+    us.push_back(run_once(nodes, initial, pods, shape, 42 + static_cast<std::uint64_t>(r), percentage));
+  std::sort(us.begin(), us.end());
+  std::size_t scored = percentage < 0 ? static_cast<std::size_t>(nodes)
+                                      : sched::feasible_nodes_to_find(static_cast<std::size_t>(nodes), 0);
+  std::printf("| %s | %d | %s | %zu | %d | %d | %.1f | %.1f | %.1f |\n", shape_name, nodes,
+              percentage < 0 ? "every node" : "adaptive (default)", scored, pods, runs, us[us.size() / 2], us.front(),
+              us.back());
 }
 
 }  // namespace
@@ -68,21 +122,14 @@ double run_once(int node_count, int pods, std::uint64_t seed, int percentage) {
 int main(int argc, char** argv) {
   int runs = argc > 1 ? std::atoi(argv[1]) : 5;
   std::printf(
-      "| nodes | search | nodes scored | pods per run | runs | CPU µs per pod (median) | min | max |\n"
-      "|---:|---|---:|---:|---:|---:|---:|---:|\n");
+      "| pods | nodes | search | nodes scored | pods per run | runs | CPU µs per pod (median) | min | max |\n"
+      "|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
   for (int nodes : {500, 5000}) {
-    const int pods = 2000;
-    for (int percentage : {0, -1}) {  // the default (adaptive) and a full search
-      std::vector<double> us;
-      for (int r = 0; r < runs; ++r)
-        us.push_back(run_once(nodes, pods, 42 + static_cast<std::uint64_t>(r), percentage));
-      std::sort(us.begin(), us.end());
-      std::size_t scored = percentage < 0 ? static_cast<std::size_t>(nodes)
-                                          : sched::feasible_nodes_to_find(static_cast<std::size_t>(nodes), 0);
-      std::printf("| %d | %s | %zu | %d | %d | %.1f | %.1f | %.1f |\n", nodes,
-                  percentage < 0 ? "every node" : "adaptive (default)", scored, pods, runs, us[us.size() / 2],
-                  us.front(), us.back());
-    }
+    for (int percentage : {0, -1}) row("default", nodes, 1000, 2000, Shape::plain, percentage, runs);
   }
+  // scheduler_perf's SchedulingPodAntiAffinity / SchedulingPreferredPodAffinity
+  // at 5000 nodes: 1000 initial pods, 1000 measured, all of the shape.
+  row("required anti-affinity", 5000, 1000, 1000, Shape::anti_affinity, 0, runs);
+  row("preferred affinity", 5000, 1000, 1000, Shape::preferred_affinity, 0, runs);
   return 0;
 }

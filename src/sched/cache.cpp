@@ -11,12 +11,25 @@ NodeInfo& Cache::info_for(const std::string& node) {
   return *slot;
 }
 
-void Cache::count(const kube::Pod& p) { info_for(p.node_name).add_pod(p); }
+void Cache::count(const kube::Pod& p) {
+  NodeInfo& info = info_for(p.node_name);
+  const std::size_t aff = info.pods_with_affinity.size();
+  const std::size_t anti = info.pods_with_required_anti_affinity.size();
+  info.add_pod(p);
+  affinity_pods_ += static_cast<std::int64_t>(info.pods_with_affinity.size() - aff);
+  anti_affinity_pods_ += static_cast<std::int64_t>(info.pods_with_required_anti_affinity.size() - anti);
+}
 
 void Cache::uncount(const kube::Pod& p) {
   auto it = nodes_.find(p.node_name);
   if (it == nodes_.end()) return;
-  it->second.info->remove_pod(p);
+  // By what the NodeInfo actually dropped, so the sums stay exact.
+  NodeInfo& info = *it->second.info;
+  const std::size_t aff = info.pods_with_affinity.size();
+  const std::size_t anti = info.pods_with_required_anti_affinity.size();
+  info.remove_pod(p);
+  affinity_pods_ -= static_cast<std::int64_t>(aff - info.pods_with_affinity.size());
+  anti_affinity_pods_ -= static_cast<std::int64_t>(anti - info.pods_with_required_anti_affinity.size());
   // A placeholder with no pods left is dropped.
   if (!it->second.known && it->second.info->pod_count == 0) nodes_.erase(it);
 }

@@ -25,6 +25,8 @@ std::string_view plugin_name(PluginId p) noexcept {
       return "NodeResourcesBalancedAllocation";
     case PluginId::image_locality:
       return "ImageLocality";
+    case PluginId::inter_pod_affinity:
+      return "InterPodAffinity";
   }
   return "";
 }
@@ -55,6 +57,12 @@ std::string_view reason_text(Reason r) noexcept {
     // narrowed the node list; NodeAffinity is the only one we have.
     case Reason::node_affinity_prefilter:
       return "node(s) didn't satisfy plugin(s) [NodeAffinity]";
+    case Reason::pod_affinity:
+      return "node(s) didn't match pod affinity rules";
+    case Reason::pod_anti_affinity:
+      return "node(s) didn't match pod anti-affinity rules";
+    case Reason::existing_anti_affinity:
+      return "node(s) didn't satisfy existing pods anti-affinity rules";
   }
   return "";
 }

@@ -2,6 +2,7 @@
 
 #include "toysched/sched/plugins/balanced_allocation.hpp"
 #include "toysched/sched/plugins/image_locality.hpp"
+#include "toysched/sched/plugins/inter_pod_affinity.hpp"
 #include "toysched/sched/plugins/node_affinity.hpp"
 #include "toysched/sched/plugins/node_name.hpp"
 #include "toysched/sched/plugins/node_ports.hpp"
@@ -47,12 +48,14 @@ Profile Profile::make_default(const FitArgs& fit_args) {
   Plugin& fit = p.add(std::make_unique<NodeResourcesFit>(fit_args));
   Plugin& balanced = p.add(std::make_unique<BalancedAllocation>());
   Plugin& images = p.add(std::make_unique<ImageLocality>());
-  for (Plugin* f : {&unschedulable, &node_name, &taints, &affinity, &ports, &fit}) p.enable_filter(*f);
+  Plugin& pod_affinity = p.add(std::make_unique<InterPodAffinity>());
+  for (Plugin* f : {&unschedulable, &node_name, &taints, &affinity, &ports, &fit, &pod_affinity}) p.enable_filter(*f);
   p.enable_score(taints, 3);
   p.enable_score(affinity, 2);
   p.enable_score(fit, 1);
   p.enable_score(balanced, 1);
   p.enable_score(images, 1);
+  p.enable_score(pod_affinity, 2);
   return p;
 }
 

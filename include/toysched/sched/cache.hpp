@@ -58,6 +58,8 @@ class Cache {
   Cluster cluster() {
     Cluster c{nodes(), tainted_nodes_, unschedulable_nodes_};
     c.images = &images_;
+    c.pods_with_affinity = affinity_pods_;
+    c.pods_with_required_anti_affinity = anti_affinity_pods_;
     return c;
   }
   std::size_t node_count() const noexcept { return nodes_.size(); }
@@ -96,7 +98,11 @@ class Cache {
   std::size_t assumed_count_ = 0;
   std::int64_t tainted_nodes_ = 0;        // known nodes with any taint
   std::int64_t unschedulable_nodes_ = 0;  // known nodes cordoned
-  ImageStates images_;                    // of the known nodes
+  // NodeInfo::pods_with_affinity / pods_with_required_anti_affinity summed
+  // over every NodeInfo, placeholders included (an upper bound for cluster()).
+  std::int64_t affinity_pods_ = 0;
+  std::int64_t anti_affinity_pods_ = 0;
+  ImageStates images_;  // of the known nodes
   std::vector<const NodeInfo*> list_;
   bool list_dirty_ = true;
 };

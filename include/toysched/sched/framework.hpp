@@ -45,6 +45,7 @@ enum class PluginId : std::uint8_t {
   node_resources_fit,
   balanced_allocation,
   image_locality,
+  inter_pod_affinity,
 };
 // Upstream's plugin name ("NodeResourcesFit").
 std::string_view plugin_name(PluginId p) noexcept;
@@ -65,8 +66,11 @@ enum class Reason : std::uint8_t {
   insufficient_ephemeral_storage,
   insufficient_extended,    // detail: FilterStatus::extended / extended_overflow
   node_affinity_prefilter,  // node left out by NodeAffinity's PreFilter (matchFields metadata.name)
+  pod_affinity,             // InterPodAffinity: the pod's required affinity
+  pod_anti_affinity,        // InterPodAffinity: the pod's required anti-affinity
+  existing_anti_affinity,   // InterPodAffinity: a placed pod's required anti-affinity
 };
-inline constexpr int kReasonCount = 11;
+inline constexpr int kReasonCount = 14;
 
 // Upstream's text for reasons that carry no detail; empty for the two that do.
 std::string_view reason_text(Reason r) noexcept;
@@ -141,6 +145,12 @@ struct Cluster {
   // NodeUnschedulable skip their pass over the nodes, the common case.
   std::int64_t tainted_nodes = -1;
   std::int64_t unschedulable_nodes = -1;
+  // How many pods on `nodes` have any pod affinity or anti-affinity term,
+  // and how many a required anti-affinity term, when the caller keeps count
+  // (the Cache does; it may count more, never fewer); -1 when unknown. With
+  // 0, InterPodAffinity skips its pass over the nodes.
+  std::int64_t pods_with_affinity = -1;
+  std::int64_t pods_with_required_anti_affinity = -1;
   // nullptr in unit tests that need none: no namespace labels, no default
   // selectors.
   const ClusterObjects* objects = nullptr;

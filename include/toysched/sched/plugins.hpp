@@ -2,12 +2,13 @@
 // default profile). Each plugin is one unit: its header here under
 // plugins/, its source under src/sched/plugins/, after upstream's
 // pkg/scheduler/framework/plugins/<name>/. Not implemented yet:
-// PodTopologySpread, InterPodAffinity, volume plugins, DRA.
+// PodTopologySpread, volume plugins, DRA.
 #pragma once
 
 #include "toysched/sched/framework.hpp"
 #include "toysched/sched/plugins/balanced_allocation.hpp"
 #include "toysched/sched/plugins/image_locality.hpp"
+#include "toysched/sched/plugins/inter_pod_affinity.hpp"
 #include "toysched/sched/plugins/node_affinity.hpp"
 #include "toysched/sched/plugins/node_name.hpp"
 #include "toysched/sched/plugins/node_ports.hpp"

@@ -6,10 +6,10 @@
 // Filters, in upstream's order; the first that rejects a node decides its
 // reasons:
 //   NodeUnschedulable → NodeName → TaintToleration → NodeAffinity
-//     → NodePorts → NodeResourcesFit
+//     → NodePorts → NodeResourcesFit → InterPodAffinity
 // Scores and their default weights:
 //   TaintToleration ×3, NodeAffinity ×2, NodeResourcesFit ×1,
-//   NodeResourcesBalancedAllocation ×1, ImageLocality ×1.
+//   NodeResourcesBalancedAllocation ×1, ImageLocality ×1, InterPodAffinity ×2.
 // NodeResourcesFit scores LeastAllocated over cpu and memory unless the
 // profile is made with other FitArgs (its scoring strategy).
 #pragma once
