@@ -25,6 +25,8 @@ std::string_view plugin_name(PluginId p) noexcept {
       return "NodeResourcesBalancedAllocation";
     case PluginId::image_locality:
       return "ImageLocality";
+    case PluginId::pod_topology_spread:
+      return "PodTopologySpread";
   }
   return "";
 }
@@ -55,6 +57,10 @@ std::string_view reason_text(Reason r) noexcept {
     // narrowed the node list; NodeAffinity is the only one we have.
     case Reason::node_affinity_prefilter:
       return "node(s) didn't satisfy plugin(s) [NodeAffinity]";
+    case Reason::pod_topology_spread:
+      return "node(s) didn't match pod topology spread constraints";
+    case Reason::pod_topology_spread_missing_label:
+      return "node(s) didn't match pod topology spread constraints (missing required label)";
   }
   return "";
 }

@@ -7,6 +7,7 @@
 #include "toysched/sched/plugins/node_ports.hpp"
 #include "toysched/sched/plugins/node_resources_fit.hpp"
 #include "toysched/sched/plugins/node_unschedulable.hpp"
+#include "toysched/sched/plugins/pod_topology_spread.hpp"
 #include "toysched/sched/plugins/taint_toleration.hpp"
 
 #include <algorithm>
@@ -45,12 +46,14 @@ Profile Profile::make_default() {
   Plugin& fit = p.add(std::make_unique<NodeResourcesFit>());
   Plugin& balanced = p.add(std::make_unique<BalancedAllocation>());
   Plugin& images = p.add(std::make_unique<ImageLocality>());
-  for (Plugin* f : {&unschedulable, &node_name, &taints, &affinity, &ports, &fit}) p.enable_filter(*f);
+  Plugin& spread = p.add(std::make_unique<PodTopologySpread>());
+  for (Plugin* f : {&unschedulable, &node_name, &taints, &affinity, &ports, &fit, &spread}) p.enable_filter(*f);
   p.enable_score(taints, 3);
   p.enable_score(affinity, 2);
   p.enable_score(fit, 1);
   p.enable_score(balanced, 1);
   p.enable_score(images, 1);
+  p.enable_score(spread, 2);
   return p;
 }
 

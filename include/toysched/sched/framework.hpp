@@ -45,6 +45,7 @@ enum class PluginId : std::uint8_t {
   node_resources_fit,
   balanced_allocation,
   image_locality,
+  pod_topology_spread,
 };
 // Upstream's plugin name ("NodeResourcesFit").
 std::string_view plugin_name(PluginId p) noexcept;
@@ -65,8 +66,10 @@ enum class Reason : std::uint8_t {
   insufficient_ephemeral_storage,
   insufficient_extended,    // detail: FilterStatus::extended / extended_overflow
   node_affinity_prefilter,  // node left out by NodeAffinity's PreFilter (matchFields metadata.name)
+  pod_topology_spread,
+  pod_topology_spread_missing_label,
 };
-inline constexpr int kReasonCount = 11;
+inline constexpr int kReasonCount = 13;
 
 // Upstream's text for reasons that carry no detail; empty for the two that do.
 std::string_view reason_text(Reason r) noexcept;

@@ -6,10 +6,11 @@
 // Filters, in upstream's order; the first that rejects a node decides its
 // reasons:
 //   NodeUnschedulable → NodeName → TaintToleration → NodeAffinity
-//     → NodePorts → NodeResourcesFit
+//     → NodePorts → NodeResourcesFit → PodTopologySpread
 // Scores and their default weights:
 //   TaintToleration ×3, NodeAffinity ×2, NodeResourcesFit ×1,
-//   NodeResourcesBalancedAllocation ×1, ImageLocality ×1.
+//   NodeResourcesBalancedAllocation ×1, ImageLocality ×1,
+//   PodTopologySpread ×2.
 #pragma once
 
 #include "toysched/sched/framework.hpp"

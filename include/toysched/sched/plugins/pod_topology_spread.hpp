@@ -1,0 +1,96 @@
+// PodTopologySpread (framework/plugins/podtopologyspread): the pod's
+// DoNotSchedule constraints filter, its ScheduleAnyway constraints score.
+// A pod without constraints of its own gets the system defaults
+// (PodTopologySpreadArgs defaultingType System): hostname maxSkew 3 and
+// zone maxSkew 5, ScheduleAnyway, selecting the pods its Services and
+// controller select (ClusterObjects::default_selector).
+//
+// Counting follows upstream: per constraint, the pods of the incoming
+// pod's namespace that the selector matches, terminating ones left out,
+// summed per topology value over the nodes that carry every constraint's
+// key and pass its nodeAffinityPolicy / nodeTaintsPolicy. An absent
+// selector matches nothing; an empty one counts no pod but matches the
+// incoming pod itself (upstream's selector.Empty() shortcut).
+//
+// matchLabelKeys: the values of those keys in the pod's labels are added
+// to the selector as matchLabels, as kube-scheduler does. A v1.36
+// apiserver (MatchLabelKeysInPodTopologySpreadSelectorMerge, beta, on)
+// already appended `key In (value)` expressions at creation when the
+// selector is set; adding the same pairs again selects the same pods, so
+// the result is kube-scheduler's either way. An absent selector stays
+// "nothing" in both.
+//
+// All counting happens in PreFilter / PreScore, once per pod, over the
+// nodes' pod groups; Filter and Score are lookups per node.
+#pragma once
+
+#include "toysched/sched/framework.hpp"
+
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace toysched::sched {
+
+inline constexpr std::string_view kLabelHostname = "kubernetes.io/hostname";
+inline constexpr std::string_view kLabelTopologyZone = "topology.kubernetes.io/zone";
+
+// One constraint as the plugin evaluates it (upstream's
+// topologySpreadConstraint): the selector resolved, defaults applied.
+struct SpreadConstraint {
+  std::int32_t max_skew = 1;
+  std::string_view topology_key;
+  // nullptr: matches no pod. Points into the pod or into the plugin's
+  // default selector; when `use_merged`, `merged` is the selector instead
+  // (the pod's plus the matchLabelKeys pairs).
+  const kube::LabelSelector* source = nullptr;
+  kube::LabelSelector merged;
+  bool use_merged = false;
+  bool self_match = false;  // the selector matches the incoming pod's labels
+  std::int32_t min_domains = 1;
+  kube::InclusionPolicy node_affinity_policy = kube::InclusionPolicy::honor;
+  kube::InclusionPolicy node_taints_policy = kube::InclusionPolicy::ignore;
+
+  const kube::LabelSelector* selector() const noexcept { return use_merged ? &merged : source; }
+  // The pods this constraint counts on one node.
+  int count_on(const kube::Pod& pod, const NodeInfo& ni) const;
+  // The node counts for this constraint (nodeAffinityPolicy, nodeTaintsPolicy).
+  bool includes(const kube::Pod& pod, const kube::Node& node) const noexcept;
+};
+
+// The pod's own constraints with `when`, resolved into `out` (cleared first).
+void spread_constraints(const kube::Pod& pod, kube::WhenUnsatisfiable when, std::vector<SpreadConstraint>& out);
+// Every constraint's topology key is a label of the node.
+bool has_all_keys(const kube::Node& node, std::span<const SpreadConstraint> cs) noexcept;
+
+class PodTopologySpread final : public Plugin {
+ public:
+  PluginId id() const noexcept override { return PluginId::pod_topology_spread; }
+  PreFilterResult pre_filter(const kube::Pod& pod, const Cluster& cluster) override;
+  std::size_t filter(const kube::Pod& pod, std::span<const NodeInfo*> nodes, FilterSink& sink) override;
+  bool pre_score(const kube::Pod& pod, std::span<const NodeInfo* const> feasible, const Cluster& cluster) override;
+  void score(const kube::Pod& pod, std::span<const NodeInfo* const> feasible, std::span<std::int64_t> out) override;
+  void normalize(std::span<std::int64_t> scores) override;
+
+ private:
+  // Matching pods per topology value, for one constraint.
+  using Counts = std::unordered_map<std::string_view, std::int64_t>;
+
+  FilterStatus check(const kube::Pod& pod, const NodeInfo& ni) const;
+  bool build_soft_constraints(const kube::Pod& pod, const Cluster& cluster);
+  void count_soft_domains(const kube::Pod& pod, std::span<const NodeInfo* const> feasible, const Cluster& cluster);
+
+  // PreFilter's state, this cycle.
+  std::vector<SpreadConstraint> hard_;
+  std::vector<Counts> hard_counts_;
+  std::vector<std::int64_t> hard_min_;  // the smallest count over the domains
+  // PreScore's state, this cycle.
+  std::vector<SpreadConstraint> soft_;
+  std::vector<Counts> soft_counts_;
+  std::vector<double> soft_weight_;
+  bool require_all_keys_ = true;
+  kube::LabelSelector default_selector_;
+};
+
+}  // namespace toysched::sched
