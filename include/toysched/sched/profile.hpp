@@ -46,6 +46,8 @@ class Profile {
 
   // Every filter of this profile on one node, PreFilter included, as a
   // decision would run them (tests and reports; the cycle never calls it).
+  // PreFilter sees a cluster of that one node: PodTopologySpread then
+  // counts the pods of that node only.
   FilterStatus filter_one(const kube::Pod& pod, const NodeInfo& ni) const;
 
  private:

@@ -44,13 +44,63 @@ bool merge_match_label_keys(const kube::Pod& pod, const kube::TopologySpreadCons
   return added;
 }
 
-template <class Map>
-void reset_counts(std::vector<Map>& counts, std::size_t n) {
-  if (counts.size() < n) counts.resize(n);
-  for (std::size_t i = 0; i < n; ++i) counts[i].clear();
+// The value of a node's label, "" when absent (a Go map's zero value,
+// which upstream's scoring reads for nodes missing a key).
+const std::string& label_or_empty(const kube::Node& node, std::string_view key) noexcept {
+  static const std::string empty;
+  const std::string* v = kube::find_value(node.labels, key);
+  return v == nullptr ? empty : *v;
 }
 
 }  // namespace
+
+std::uint32_t TopologyValueIds::intern(const std::string& value) {
+  const auto it = ids_.find(value);
+  if (it != ids_.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(ids_.size());
+  ids_.emplace(value, id);
+  return id;
+}
+
+std::uint32_t TopologyValueIds::find(const std::string& value) const noexcept {
+  const auto it = ids_.find(value);
+  return it == ids_.end() ? kNone : it->second;
+}
+
+void DomainCounts::begin() noexcept {
+  present_.clear();
+  if (++epoch_ == 0) {  // wrapped: no stale stamp may equal the new epoch
+    std::fill(stamp_.begin(), stamp_.end(), 0);
+    epoch_ = 1;
+  }
+}
+
+void DomainCounts::add(std::uint32_t id, std::int64_t n) {
+  if (id >= stamp_.size()) {
+    stamp_.resize(id + 1, 0);
+    count_.resize(id + 1, 0);
+  }
+  if (stamp_[id] != epoch_) {
+    stamp_[id] = epoch_;
+    count_[id] = 0;
+    present_.push_back(id);
+  }
+  count_[id] += n;
+}
+
+std::int64_t DomainCounts::min() const noexcept {
+  std::int64_t m = std::numeric_limits<std::int32_t>::max();
+  for (auto id : present_) m = std::min(m, count_[id]);
+  return m;
+}
+
+// Values of nodes that left stay interned; past a few times the nodes, the
+// table starts over (before any count of this cycle refers to an id).
+void PodTopologySpread::begin_counts(std::vector<DomainCounts>& counts, std::size_t n, const Cluster& cluster) {
+  if (values_.size() > 4 * cluster.nodes.size() + 1024) values_.clear();
+  if (counts.size() < n) counts.resize(n);
+  for (std::size_t i = 0; i < n; ++i) counts[i].begin();
+}
 
 int SpreadConstraint::count_on(const kube::Pod& pod, const NodeInfo& ni) const {
   const kube::LabelSelector* sel = selector();
@@ -96,19 +146,17 @@ PreFilterResult PodTopologySpread::pre_filter(const kube::Pod& pod, const Cluste
   if (pod.topology_spread.empty()) return {PreFilterResult::Kind::skip, {}, nullptr};
   spread_constraints(pod, kube::WhenUnsatisfiable::do_not_schedule, hard_);
   if (hard_.empty()) return {PreFilterResult::Kind::skip, {}, nullptr};
-  reset_counts(hard_counts_, hard_.size());
+  begin_counts(hard_counts_, hard_.size(), cluster);
   for (const NodeInfo* ni : cluster.nodes) {
     if (!has_all_keys(ni->node, hard_)) continue;
     for (std::size_t i = 0; i < hard_.size(); ++i) {
       const SpreadConstraint& c = hard_[i];
       if (!c.includes(pod, ni->node)) continue;
-      hard_counts_[i][*kube::find_value(ni->node.labels, c.topology_key)] += c.count_on(pod, *ni);
+      hard_counts_[i].add(values_.intern(*kube::find_value(ni->node.labels, c.topology_key)), c.count_on(pod, *ni));
     }
   }
-  hard_min_.assign(hard_.size(), std::numeric_limits<std::int32_t>::max());
-  for (std::size_t i = 0; i < hard_.size(); ++i) {
-    for (const auto& [value, n] : hard_counts_[i]) hard_min_[i] = std::min(hard_min_[i], n);
-  }
+  hard_min_.resize(hard_.size());
+  for (std::size_t i = 0; i < hard_.size(); ++i) hard_min_[i] = hard_counts_[i].min();
   return {};
 }
 
@@ -119,11 +167,11 @@ FilterStatus PodTopologySpread::check(const kube::Pod& /*pod*/, const NodeInfo& 
     if (value == nullptr) {
       return reject(PluginId::pod_topology_spread, Code::unresolvable, Reason::pod_topology_spread_missing_label);
     }
-    const Counts& counts = hard_counts_[i];
+    const DomainCounts& counts = hard_counts_[i];
     // Fewer eligible domains than minDomains: the global minimum is 0.
-    const std::int64_t min = counts.size() < static_cast<std::size_t>(std::max(c.min_domains, 0)) ? 0 : hard_min_[i];
-    const auto it = counts.find(*value);
-    const std::int64_t matching = it == counts.end() ? 0 : it->second;
+    const std::int64_t min = counts.domains() < static_cast<std::size_t>(std::max(c.min_domains, 0)) ? 0 : hard_min_[i];
+    const std::uint32_t id = values_.find(*value);
+    const std::int64_t matching = id == TopologyValueIds::kNone ? 0 : counts.get(id);
     if (matching + (c.self_match ? 1 : 0) - min > c.max_skew) {
       return reject(PluginId::pod_topology_spread, Code::unschedulable, Reason::pod_topology_spread);
     }
@@ -162,7 +210,7 @@ bool PodTopologySpread::build_soft_constraints(const kube::Pod& pod, const Clust
 
 void PodTopologySpread::count_soft_domains(const kube::Pod& pod, std::span<const NodeInfo* const> feasible,
                                            const Cluster& cluster) {
-  reset_counts(soft_counts_, soft_.size());
+  begin_counts(soft_counts_, soft_.size(), cluster);
   std::size_t ignored = 0;
   // The domains are those of the feasible nodes; a missing key (allowed
   // with the system defaults) is the domain "", as upstream's map lookup.
@@ -173,14 +221,13 @@ void PodTopologySpread::count_soft_domains(const kube::Pod& pod, std::span<const
     }
     for (std::size_t i = 0; i < soft_.size(); ++i) {
       if (soft_[i].topology_key == kLabelHostname) continue;  // counted per node in Score
-      const std::string* v = kube::find_value(ni->node.labels, soft_[i].topology_key);
-      soft_counts_[i].try_emplace(v == nullptr ? std::string_view() : std::string_view(*v), 0);
+      soft_counts_[i].add(values_.intern(label_or_empty(ni->node, soft_[i].topology_key)), 0);
     }
   }
   soft_weight_.resize(soft_.size());
   for (std::size_t i = 0; i < soft_.size(); ++i) {
     const std::size_t domains =
-        soft_[i].topology_key == kLabelHostname ? feasible.size() - ignored : soft_counts_[i].size();
+        soft_[i].topology_key == kLabelHostname ? feasible.size() - ignored : soft_counts_[i].domains();
     soft_weight_[i] = std::log(static_cast<double>(domains + 2));
   }
   // Pods are counted on every node of those domains, feasible or not.
@@ -189,9 +236,8 @@ void PodTopologySpread::count_soft_domains(const kube::Pod& pod, std::span<const
     for (std::size_t i = 0; i < soft_.size(); ++i) {
       const SpreadConstraint& c = soft_[i];
       if (c.topology_key == kLabelHostname || !c.includes(pod, ni->node)) continue;
-      const std::string* v = kube::find_value(ni->node.labels, c.topology_key);
-      const auto it = soft_counts_[i].find(v == nullptr ? std::string_view() : std::string_view(*v));
-      if (it != soft_counts_[i].end()) it->second += c.count_on(pod, *ni);
+      const std::uint32_t id = values_.find(label_or_empty(ni->node, c.topology_key));
+      if (id != TopologyValueIds::kNone && soft_counts_[i].present(id)) soft_counts_[i].add(id, c.count_on(pod, *ni));
     }
   }
 }
@@ -220,8 +266,8 @@ void PodTopologySpread::score(const kube::Pod& pod, std::span<const NodeInfo* co
       std::int64_t n = 0;
       if (c.topology_key == kLabelHostname) {
         n = c.count_on(pod, ni);
-      } else if (const auto it = soft_counts_[i].find(*v); it != soft_counts_[i].end()) {
-        n = it->second;
+      } else if (const std::uint32_t id = values_.find(*v); id != TopologyValueIds::kNone) {
+        n = soft_counts_[i].get(id);
       }
       score += static_cast<double>(n) * soft_weight_[i] + static_cast<double>(c.max_skew - 1);
     }

@@ -27,6 +27,7 @@
 #include "toysched/sched/framework.hpp"
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -64,6 +65,40 @@ void spread_constraints(const kube::Pod& pod, kube::WhenUnsatisfiable when, std:
 // Every constraint's topology key is a label of the node.
 bool has_all_keys(const kube::Node& node, std::span<const SpreadConstraint> cs) noexcept;
 
+// Topology values interned to small ids, kept across cycles: a warm cycle
+// looks values up and allocates nothing.
+class TopologyValueIds {
+ public:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  std::uint32_t intern(const std::string& value);
+  std::uint32_t find(const std::string& value) const noexcept;
+  std::size_t size() const noexcept { return ids_.size(); }
+  void clear() noexcept { ids_.clear(); }
+
+ private:
+  std::unordered_map<std::string, std::uint32_t> ids_;
+};
+
+// Matching pods per topology value (by id) for one constraint, this cycle:
+// a domain is present once added to, even with 0. Vectors indexed by id,
+// reused across cycles; `epoch` tells this cycle's entries from stale ones.
+class DomainCounts {
+ public:
+  void begin() noexcept;
+  void add(std::uint32_t id, std::int64_t n);
+  bool present(std::uint32_t id) const noexcept { return id < stamp_.size() && stamp_[id] == epoch_; }
+  std::int64_t get(std::uint32_t id) const noexcept { return present(id) ? count_[id] : 0; }
+  std::size_t domains() const noexcept { return present_.size(); }
+  // The smallest count over the present domains (INT32_MAX when none).
+  std::int64_t min() const noexcept;
+
+ private:
+  std::vector<std::int64_t> count_;
+  std::vector<std::uint32_t> stamp_;
+  std::vector<std::uint32_t> present_;
+  std::uint32_t epoch_ = 0;
+};
+
 class PodTopologySpread final : public Plugin {
  public:
   PluginId id() const noexcept override { return PluginId::pod_topology_spread; }
@@ -74,20 +109,20 @@ class PodTopologySpread final : public Plugin {
   void normalize(std::span<std::int64_t> scores) override;
 
  private:
-  // Matching pods per topology value, for one constraint.
-  using Counts = std::unordered_map<std::string_view, std::int64_t>;
-
   FilterStatus check(const kube::Pod& pod, const NodeInfo& ni) const;
   bool build_soft_constraints(const kube::Pod& pod, const Cluster& cluster);
   void count_soft_domains(const kube::Pod& pod, std::span<const NodeInfo* const> feasible, const Cluster& cluster);
+  void begin_counts(std::vector<DomainCounts>& counts, std::size_t n, const Cluster& cluster);
+
+  TopologyValueIds values_;  // shared by every constraint, hard and soft
 
   // PreFilter's state, this cycle.
   std::vector<SpreadConstraint> hard_;
-  std::vector<Counts> hard_counts_;
+  std::vector<DomainCounts> hard_counts_;
   std::vector<std::int64_t> hard_min_;  // the smallest count over the domains
   // PreScore's state, this cycle.
   std::vector<SpreadConstraint> soft_;
-  std::vector<Counts> soft_counts_;
+  std::vector<DomainCounts> soft_counts_;
   std::vector<double> soft_weight_;
   bool require_all_keys_ = true;
   kube::LabelSelector default_selector_;
