@@ -282,3 +282,24 @@ TEST_CASE("schedule_pod: a hard constraint picks the only node that keeps the sk
   CHECK(d.status == sched::Decision::Status::scheduled);
   CHECK(d.node == "node-x");
 }
+
+// The interning table PreFilter/PreScore count by: ids stay stable across
+// growth, absent values are kNone, clear starts over.
+TEST_CASE("TopologyValueIds: intern, find, grow, clear") {
+  sched::TopologyValueIds ids;
+  CHECK(ids.find("zone-a") == sched::TopologyValueIds::kNone);
+  std::vector<std::uint32_t> got;
+  for (int i = 0; i < 1000; ++i) got.push_back(ids.intern("node-" + std::to_string(i)));
+  CHECK(ids.size() == 1000);
+  for (int i = 0; i < 1000; ++i) {
+    CHECK(got[static_cast<std::size_t>(i)] == static_cast<std::uint32_t>(i));
+    CHECK(ids.find("node-" + std::to_string(i)) == static_cast<std::uint32_t>(i));
+    CHECK(ids.intern("node-" + std::to_string(i)) == static_cast<std::uint32_t>(i));
+  }
+  CHECK(ids.find("node-1000") == sched::TopologyValueIds::kNone);
+  CHECK(ids.intern("") == 1000);  // a missing label reads as ""
+  ids.clear();
+  CHECK(ids.size() == 0);
+  CHECK(ids.find("node-1") == sched::TopologyValueIds::kNone);
+  CHECK(ids.intern("node-1") == 0);
+}

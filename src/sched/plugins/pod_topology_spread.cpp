@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace toysched::sched {
@@ -54,17 +55,41 @@ const std::string& label_or_empty(const kube::Node& node, std::string_view key) 
 
 }  // namespace
 
+std::size_t TopologyValueIds::slot_of(const std::string& value, std::size_t hash) const noexcept {
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.id == kNone || (s.hash == hash && values_[s.id] == value)) return i;
+  }
+}
+
+void TopologyValueIds::grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(std::max<std::size_t>(64, old.size() * 2), Slot{});
+  for (const Slot& s : old) {
+    if (s.id != kNone) slots_[slot_of(values_[s.id], s.hash)] = s;
+  }
+}
+
 std::uint32_t TopologyValueIds::intern(const std::string& value) {
-  const auto it = ids_.find(value);
-  if (it != ids_.end()) return it->second;
-  const auto id = static_cast<std::uint32_t>(ids_.size());
-  ids_.emplace(value, id);
-  return id;
+  if ((values_.size() + 1) * 2 > slots_.size()) grow();
+  const std::size_t hash = std::hash<std::string>{}(value);
+  Slot& s = slots_[slot_of(value, hash)];
+  if (s.id == kNone) {
+    s = {hash, static_cast<std::uint32_t>(values_.size())};
+    values_.push_back(value);
+  }
+  return s.id;
 }
 
 std::uint32_t TopologyValueIds::find(const std::string& value) const noexcept {
-  const auto it = ids_.find(value);
-  return it == ids_.end() ? kNone : it->second;
+  if (slots_.empty()) return kNone;
+  return slots_[slot_of(value, std::hash<std::string>{}(value))].id;
+}
+
+void TopologyValueIds::clear() noexcept {
+  std::fill(slots_.begin(), slots_.end(), Slot{});
+  values_.clear();
 }
 
 void DomainCounts::begin() noexcept {
