@@ -3,8 +3,10 @@
 // SchedulingBasic shapes (nodes 4 CPU / 32Gi / 110 pods; pods 100m / 500Mi),
 // with 1 000 pods already placed and each decided pod added to its node as
 // the cache's assume does; then InterPodAffinity's scheduler_perf shapes
-// (required anti-affinity, preferred affinity) at 5 000 nodes. Prints a
-// markdown table; never passes or fails.
+// (required anti-affinity, preferred affinity) and PodTopologySpread's
+// (scheduler_perf's topology spreading: DoNotSchedule on hostname and
+// ScheduleAnyway on zone, maxSkew 1, nodes in 10 zones) at 5 000 nodes;
+// then all of them at once. Prints a markdown table; never passes or fails.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,11 +35,26 @@ double thread_cpu_seconds() {
 // The pods: scheduler_perf's pod-default, or its pod-with-pod-anti-affinity
 // (required, hostname, color=green) / pod-with-preferred-pod-affinity
 // (weight 1, hostname, color=red) templates, for InterPodAffinity.
-enum class Shape { plain, anti_affinity, preferred_affinity };
+enum class Shape { plain, anti_affinity, preferred_affinity, spread };
+
+kube::TopologySpreadConstraint spread_on(std::string key, kube::WhenUnsatisfiable when) {
+  kube::TopologySpreadConstraint c;
+  c.max_skew = 1;
+  c.topology_key = std::move(key);
+  c.when_unsatisfiable = when;
+  c.label_selector = kube::LabelSelector{{{"app", "bench"}}, {}};
+  return c;
+}
 
 kube::Pod make_shape(Shape shape) {
   kube::Pod p = make_pod().ns("sched-0").name("p").cpu("100m").memory("500Mi");
   if (shape == Shape::plain) return p;
+  if (shape == Shape::spread) {
+    p.labels = {{"app", "bench"}};
+    p.topology_spread.push_back(spread_on("kubernetes.io/hostname", kube::WhenUnsatisfiable::do_not_schedule));
+    p.topology_spread.push_back(spread_on("topology.kubernetes.io/zone", kube::WhenUnsatisfiable::schedule_anyway));
+    return p;
+  }
   const std::string color = shape == Shape::anti_affinity ? "green" : "red";
   p.labels = {{"color", color}};
   kube::PodAffinityTerm t;
@@ -74,7 +91,12 @@ double run_once(int node_count, int initial, int pods, Shape shape, std::uint64_
   World w;
   for (int i = 0; i < node_count; ++i) {
     auto info = std::make_unique<sched::NodeInfo>();
-    info->node = make_node().name("node-" + std::to_string(i)).cpu("4").memory("32Gi").pods(110);
+    info->node = make_node()
+                     .name("node-" + std::to_string(i))
+                     .cpu("4")
+                     .memory("32Gi")
+                     .pods(110)
+                     .label("topology.kubernetes.io/zone", "zone-" + std::to_string(i % 10));
     w.view.push_back(info.get());
     w.infos.push_back(std::move(info));
   }
@@ -131,5 +153,6 @@ int main(int argc, char** argv) {
   // at 5000 nodes: 1000 initial pods, 1000 measured, all of the shape.
   row("required anti-affinity", 5000, 1000, 1000, Shape::anti_affinity, 0, runs);
   row("preferred affinity", 5000, 1000, 1000, Shape::preferred_affinity, 0, runs);
+  row("topology spread", 5000, 1000, 1000, Shape::spread, 0, runs);
   return 0;
 }

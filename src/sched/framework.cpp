@@ -27,6 +27,8 @@ std::string_view plugin_name(PluginId p) noexcept {
       return "ImageLocality";
     case PluginId::inter_pod_affinity:
       return "InterPodAffinity";
+    case PluginId::pod_topology_spread:
+      return "PodTopologySpread";
   }
   return "";
 }
@@ -63,6 +65,10 @@ std::string_view reason_text(Reason r) noexcept {
       return "node(s) didn't match pod anti-affinity rules";
     case Reason::existing_anti_affinity:
       return "node(s) didn't satisfy existing pods anti-affinity rules";
+    case Reason::pod_topology_spread:
+      return "node(s) didn't match pod topology spread constraints";
+    case Reason::pod_topology_spread_missing_label:
+      return "node(s) didn't match pod topology spread constraints (missing required label)";
   }
   return "";
 }

@@ -8,6 +8,7 @@
 #include "toysched/sched/plugins/node_ports.hpp"
 #include "toysched/sched/plugins/node_resources_fit.hpp"
 #include "toysched/sched/plugins/node_unschedulable.hpp"
+#include "toysched/sched/plugins/pod_topology_spread.hpp"
 #include "toysched/sched/plugins/taint_toleration.hpp"
 
 #include <algorithm>
@@ -48,13 +49,17 @@ Profile Profile::make_default(const FitArgs& fit_args) {
   Plugin& fit = p.add(std::make_unique<NodeResourcesFit>(fit_args));
   Plugin& balanced = p.add(std::make_unique<BalancedAllocation>());
   Plugin& images = p.add(std::make_unique<ImageLocality>());
+  Plugin& spread = p.add(std::make_unique<PodTopologySpread>());
   Plugin& pod_affinity = p.add(std::make_unique<InterPodAffinity>());
-  for (Plugin* f : {&unschedulable, &node_name, &taints, &affinity, &ports, &fit, &pod_affinity}) p.enable_filter(*f);
+  for (Plugin* f : {&unschedulable, &node_name, &taints, &affinity, &ports, &fit, &spread, &pod_affinity}) {
+    p.enable_filter(*f);
+  }
   p.enable_score(taints, 3);
   p.enable_score(affinity, 2);
   p.enable_score(fit, 1);
   p.enable_score(balanced, 1);
   p.enable_score(images, 1);
+  p.enable_score(spread, 2);
   p.enable_score(pod_affinity, 2);
   return p;
 }

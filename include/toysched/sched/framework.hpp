@@ -45,6 +45,7 @@ enum class PluginId : std::uint8_t {
   node_resources_fit,
   balanced_allocation,
   image_locality,
+  pod_topology_spread,
   inter_pod_affinity,
 };
 // Upstream's plugin name ("NodeResourcesFit").
@@ -69,8 +70,10 @@ enum class Reason : std::uint8_t {
   pod_affinity,             // InterPodAffinity: the pod's required affinity
   pod_anti_affinity,        // InterPodAffinity: the pod's required anti-affinity
   existing_anti_affinity,   // InterPodAffinity: a placed pod's required anti-affinity
+  pod_topology_spread,
+  pod_topology_spread_missing_label,
 };
-inline constexpr int kReasonCount = 14;
+inline constexpr int kReasonCount = 16;
 
 // Upstream's text for reasons that carry no detail; empty for the two that do.
 std::string_view reason_text(Reason r) noexcept;

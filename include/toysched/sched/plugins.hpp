@@ -2,7 +2,7 @@
 // default profile). Each plugin is one unit: its header here under
 // plugins/, its source under src/sched/plugins/, after upstream's
 // pkg/scheduler/framework/plugins/<name>/. Not implemented yet:
-// PodTopologySpread, volume plugins, DRA.
+// volume plugins, DRA.
 #pragma once
 
 #include "toysched/sched/framework.hpp"
@@ -14,5 +14,6 @@
 #include "toysched/sched/plugins/node_ports.hpp"
 #include "toysched/sched/plugins/node_resources_fit.hpp"
 #include "toysched/sched/plugins/node_unschedulable.hpp"
+#include "toysched/sched/plugins/pod_topology_spread.hpp"
 #include "toysched/sched/plugins/taint_toleration.hpp"
 #include "toysched/sched/profile.hpp"

@@ -6,10 +6,11 @@
 // Filters, in upstream's order; the first that rejects a node decides its
 // reasons:
 //   NodeUnschedulable → NodeName → TaintToleration → NodeAffinity
-//     → NodePorts → NodeResourcesFit → InterPodAffinity
+//     → NodePorts → NodeResourcesFit → PodTopologySpread → InterPodAffinity
 // Scores and their default weights:
 //   TaintToleration ×3, NodeAffinity ×2, NodeResourcesFit ×1,
-//   NodeResourcesBalancedAllocation ×1, ImageLocality ×1, InterPodAffinity ×2.
+//   PodTopologySpread ×2, InterPodAffinity ×2,
+//   NodeResourcesBalancedAllocation ×1, ImageLocality ×1.
 // NodeResourcesFit scores LeastAllocated over cpu and memory unless the
 // profile is made with other FitArgs (its scoring strategy).
 #pragma once
@@ -52,6 +53,8 @@ class Profile {
 
   // Every filter of this profile on one node, PreFilter included, as a
   // decision would run them (tests and reports; the cycle never calls it).
+  // PreFilter sees a cluster of that one node: PodTopologySpread then
+  // counts the pods of that node only.
   FilterStatus filter_one(const kube::Pod& pod, const NodeInfo& ni) const;
 
  private:
