@@ -133,9 +133,6 @@ errc get_affinity(od::value& v, Pod& p) {
     if (k == "podAntiAffinity") return get_pod_affinity(val, p.pod_anti_affinity);
     return errc::ok;
   }));
-  // Only required terms are hard constraints; preferred ones only score.
-  p.unsupported.pod_affinity = !p.pod_affinity.required.empty();
-  p.unsupported.pod_anti_affinity = !p.pod_anti_affinity.required.empty();
   return errc::ok;
 }
 
@@ -155,8 +152,6 @@ errc get_spread_constraint(od::value& v, Pod& p) {
     c.when_unsatisfiable = s == "DoNotSchedule"    ? WhenUnsatisfiable::do_not_schedule
                            : s == "ScheduleAnyway" ? WhenUnsatisfiable::schedule_anyway
                                                    : WhenUnsatisfiable::unknown;
-    // ScheduleAnyway is only a score preference: ignoring it is allowed.
-    if (c.when_unsatisfiable == WhenUnsatisfiable::do_not_schedule) p.unsupported.topology_spread = true;
     return errc::ok;
   });
 }

@@ -193,9 +193,6 @@ Decision refuse_unsupported(const kube::Pod& pod) {
     if (count++ > 0) fields += ", ";
     fields += field;
   };
-  add(u.pod_affinity, "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution");
-  add(u.pod_anti_affinity, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution");
-  add(u.topology_spread, "spec.topologySpreadConstraints[].whenUnsatisfiable=DoNotSchedule");
   add(u.pvc, "spec.volumes[].persistentVolumeClaim");
   add(u.ephemeral_volume, "spec.volumes[].ephemeral");
   add(u.resource_claims, "spec.resourceClaims");

@@ -140,10 +140,9 @@ TEST_CASE("decode: a pod with every field the pod plugins read") {
   CHECK(soft.node_affinity_policy == InclusionPolicy::honor);  // API defaults
   CHECK(soft.node_taints_policy == InclusionPolicy::ignore);
 
-  // The refusal flags stay as before: required pod affinity, a hard spread.
-  CHECK(p->unsupported.pod_affinity);
-  CHECK_FALSE(p->unsupported.pod_anti_affinity);
-  CHECK(p->unsupported.topology_spread);
+  // Pod (anti-)affinity and hard spreads are evaluated (InterPodAffinity,
+  // PodTopologySpread): no refusal for them.
+  CHECK_FALSE(p->unsupported.any());
 }
 
 TEST_CASE("decode: the pod plugins' fields absent or null") {
@@ -187,7 +186,6 @@ TEST_CASE("decode: the pod plugins' fields absent or null") {
   CHECK_FALSE(terms->pod_anti_affinity.required[0].label_selector.has_value());
   CHECK_FALSE(terms->pod_anti_affinity.required[1].label_selector.has_value());
   CHECK(terms->pod_anti_affinity.required[2].label_selector == LabelSelector{});
-  CHECK(terms->unsupported.pod_anti_affinity);
   REQUIRE(terms->topology_spread.size() == 1);
   CHECK_FALSE(terms->topology_spread[0].label_selector.has_value());
   CHECK_FALSE(terms->topology_spread[0].min_domains.has_value());
@@ -221,7 +219,6 @@ TEST_CASE("decode: label selector operators other than the four read as unknown"
                                              R"("whenUnsatisfiable":"Sometimes"}])")));
   REQUIRE(w.has_value());
   CHECK(w->topology_spread.at(0).when_unsatisfiable == WhenUnsatisfiable::unknown);
-  CHECK_FALSE(w->unsupported.topology_spread);
 }
 
 TEST_CASE("decode: the pod plugins' fields with the wrong JSON type are malformed") {

@@ -331,14 +331,17 @@ TEST_CASE("decode: hard constraints the scheduler does not evaluate are recorded
   const std::string term = R"([{"labelSelector":{"matchLabels":{"app":"db"}},"topologyKey":"zone"}])";
   CHECK_FALSE(decode(R"("volumes":[{"name":"t","emptyDir":{}},{"name":"c","configMap":{"name":"x"}}])").any());
 
-  CHECK(decode(R"("affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)" + term + "}}")
-            .pod_affinity);
-  CHECK(decode(R"("affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)" + term + "}}")
-            .pod_anti_affinity);
-  CHECK(
+  // Required pod (anti-)affinity and DoNotSchedule spread are evaluated
+  // (InterPodAffinity, PodTopologySpread): nothing to refuse.
+  CHECK_FALSE(
+      decode(R"("affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)" + term + "}}").any());
+  CHECK_FALSE(
+      decode(R"("affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)" + term + "}}")
+          .any());
+  CHECK_FALSE(
       decode(R"("topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"},)"
              R"({"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}])")
-          .topology_spread);
+          .any());
   CHECK(decode(R"("volumes":[{"name":"t","emptyDir":{}},{"name":"d","persistentVolumeClaim":{"claimName":"data"}}])")
             .pvc);
   CHECK(decode(R"("volumes":[{"name":"s","ephemeral":{"volumeClaimTemplate":{"spec":{"accessModes":["RWO"]}}}}])")

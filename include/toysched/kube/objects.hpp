@@ -214,16 +214,11 @@ struct Node {
 // only their presence is decoded, so that the scheduler can refuse the pod
 // instead of binding it where the constraint may not hold.
 struct UnsupportedConstraints {
-  bool pod_affinity = false;       // spec.affinity.podAffinity.requiredDuringScheduling…
-  bool pod_anti_affinity = false;  // spec.affinity.podAntiAffinity.requiredDuringScheduling…
-  bool topology_spread = false;    // a spec.topologySpreadConstraints entry with DoNotSchedule
-  bool pvc = false;                // a spec.volumes[].persistentVolumeClaim
-  bool ephemeral_volume = false;   // a spec.volumes[].ephemeral (a PVC made for the pod)
-  bool resource_claims = false;    // spec.resourceClaims (dynamic resource allocation)
+  bool pvc = false;               // a spec.volumes[].persistentVolumeClaim
+  bool ephemeral_volume = false;  // a spec.volumes[].ephemeral (a PVC made for the pod)
+  bool resource_claims = false;   // spec.resourceClaims (dynamic resource allocation)
 
-  bool any() const noexcept {
-    return pod_affinity || pod_anti_affinity || topology_spread || pvc || ephemeral_volume || resource_claims;
-  }
+  bool any() const noexcept { return pvc || ephemeral_volume || resource_claims; }
   friend bool operator==(const UnsupportedConstraints&, const UnsupportedConstraints&) = default;
 };
 

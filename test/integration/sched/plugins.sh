@@ -52,7 +52,7 @@ done < <(pending_messages "$NS")
 pass "6 replicas, required anti-affinity, 4 nodes: 4 bound one per node, 2 pending: $WANT"
 # kube-scheduler's own words for the same pods (it adds its preemption part)
 wait_until 60 "kube-scheduler's message" '[ "$(pending_messages "$NS-kube" | grep -c .)" = 2 ]'
-theirs=$(pending_messages "$NS-kube" | head -n1)
+theirs=$(pending_messages "$NS-kube" | sed -n 1p)
 [ "${theirs#"$WANT"}" != "$theirs" ] || fail "kube-scheduler says '$theirs', which does not start with '$WANT'"
 pass "kube-scheduler's message starts the same: $theirs"
 k delete namespace "$NS-kube" --wait=false >/dev/null
@@ -77,13 +77,17 @@ zones=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.labels.topology\.ku
 # --- maxSkew 1, DoNotSchedule, over two nodes (zone-0's): 2/2, against a
 # preferred node affinity that would put all four on lab-node-1
 for i in 1 2 3 4; do
-  pod "skew-$i" <<YAML
+  k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: skew-$i, namespace: $NS, labels: {group: skew}}
+spec:
+  schedulerName: toy-scheduler
   nodeSelector: {topology.kubernetes.io/zone: zone-0}
   affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, preference: {matchFields: [{key: metadata.name, operator: In, values: [lab-node-1]}]}}]}}
   topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {group: skew}}}]
   containers: [{name: c, image: registry.k8s.io/pause:3.9}]
 YAML
-  k -n "$NS" label pod "skew-$i" group=skew >/dev/null
 done
 wait_until 30 "4 skew pods bound" '[ "$(bound_count group=skew)" = 4 ]'
 got=$(spread group=skew | awk '{print $2 "=" $1}' | tr '\n' ' ')

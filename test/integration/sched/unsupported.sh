@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Pods with hard constraints toy-scheduler does not evaluate (required pod
-# affinity and anti-affinity, DoNotSchedule topology spread, PVC and
+# Pods with hard constraints toy-scheduler does not evaluate (PVC and
 # ephemeral volumes, resource claims) are not bound blindly: each stays
 # pending with a FailedScheduling event and PodScheduled=False naming the
 # field. With --ignore-unsupported-constraints the same pods are bound.
@@ -9,12 +8,8 @@ use_private_lab --nodes 3
 start_toy "$TEST_TMP/toy.log" -v=2
 
 PAUSE='containers: [{name: c, image: registry.k8s.io/pause:3.9}]'
-TERM_='[{labelSelector: {matchLabels: {app: db}}, topologyKey: kubernetes.io/hostname}]'
 # name|field named in the message|spec lines (indented 2)
 cases=(
-  "pod-affinity|spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution|  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: $TERM_}}"
-  "anti-affinity|spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution|  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: $TERM_}}"
-  "spread|spec.topologySpreadConstraints[].whenUnsatisfiable=DoNotSchedule|  topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: x}}}]"
   "pvc|spec.volumes[].persistentVolumeClaim|  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]"
   "ephemeral|spec.volumes[].ephemeral|  volumes: [{name: scratch, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}}}]"
   "claim|spec.resourceClaims|  resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]"
