@@ -118,6 +118,28 @@ def bound(build: Path, kubeconfig: str) -> tuple[int, int]:
     return sum(1 for x in lines if x.strip()), len(lines)
 
 
+def check_placement(build: Path, kubeconfig: str) -> list[str]:
+    """What the bound pods break of their hard constraints: per group, zones
+    more than 1 apart (DoNotSchedule maxSkew 1); group 0, two on a node."""
+    zone_of = {}
+    for n in json.loads(kubectl(build, kubeconfig, "get", "nodes", "-o", "json"))["items"]:
+        zone_of[n["metadata"]["name"]] = n["metadata"]["labels"].get("topology.kubernetes.io/zone")
+    zones = sorted(set(zone_of.values()))
+    per_group: dict[str, dict[str, int]] = {}
+    nodes_g0: list[str] = []
+    for p in json.loads(kubectl(build, kubeconfig, "-n", NS, "get", "pods", "-o", "json"))["items"]:
+        node, app = p["spec"].get("nodeName"), p["metadata"]["labels"]["app"]
+        if not node:
+            continue
+        per_group.setdefault(app, dict.fromkeys(zones, 0))[zone_of[node]] += 1
+        if app == "g0":
+            nodes_g0.append(node)
+    broken = ["%s: zones %s" % (g, c) for g, c in sorted(per_group.items()) if max(c.values()) - min(c.values()) > 1]
+    if len(set(nodes_g0)) != len(nodes_g0):
+        broken.append("g0: %d pods on %d nodes" % (len(nodes_g0), len(set(nodes_g0))))
+    return broken
+
+
 def free_port() -> int:
     import socket
     with socket.socket() as s:
@@ -165,9 +187,13 @@ def run_contender(name: str, args, build: Path, workdir: Path) -> dict:
             with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
                 text = r.read().decode()
         seconds, count = histogram(text)
+        broken = check_placement(build, kubeconfig)
+        if broken:
+            kit.progress("%s broke hard constraints: %s" % (name, "; ".join(broken)))
         kit.progress("%s: %d/%d bound in %.0f s; %d decisions, mean %.3f ms" %
                      (name, done, total, wall, count, 1000 * seconds / max(count, 1)))
         return {"contender": name, "pods": total, "bound": done, "wall_s": round(wall, 1), "decisions": count,
+                "constraints_broken": broken,
                 "mean_ms": round(1000 * seconds / count, 3) if count else None}
     finally:
         if proc is not None and proc.poll() is None:
@@ -206,7 +232,9 @@ def main() -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"args": vars(args), "rows": rows}, indent=2) + "\n")
     print("logs: %s" % workdir)
-    return 0 if all(r["bound"] == r["pods"] for r in rows) else 1
+    print("hard constraints held (zone skew <= 1 per group, group 0 one per node): %s" %
+          ", ".join("%s %s" % (r["contender"], "yes" if not r["constraints_broken"] else "NO") for r in rows))
+    return 0 if all(r["bound"] == r["pods"] and not r["constraints_broken"] for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -211,6 +211,20 @@ std::int64_t NodeScore::of(PluginId id) const noexcept {
 
 namespace {
 
+// total += column × weight. Vectorized even at -O2 (GCC 12 vectorizes only
+// the cheapest loops there), through restrict pointers so that `total`
+// cannot alias the column, and weight 1 (most plugins) without the
+// multiply (x86-64's baseline has no vector 64-bit multiply).
+[[gnu::optimize("tree-vectorize")]] void add_weighted(std::int64_t* __restrict total,
+                                                      const std::int64_t* __restrict col, std::size_t n,
+                                                      std::int64_t weight) noexcept {
+  if (weight == 1) {
+    for (std::size_t i = 0; i < n; ++i) total[i] += col[i];
+  } else {
+    for (std::size_t i = 0; i < n; ++i) total[i] += col[i] * weight;
+  }
+}
+
 // Every active score plugin over the feasible nodes: raw, normalized,
 // weighted, summed into s.total.
 void score_nodes(const Profile& profile, const kube::Pod& pod, const Cluster& cluster, Scratch& s) {
@@ -234,18 +248,7 @@ void score_nodes(const Profile& profile, const kube::Pod& pod, const Cluster& cl
   s.total.assign(n, 0);
   for (std::size_t k = 0; k < s.scorers.size(); ++k) {
     s.scorers[k].plugin->normalize(s.raw[k]);
-    // Through restrict pointers, and weight 1 (most plugins) without the
-    // multiply: the compiler then vectorizes the sum, which it may not do
-    // while `total` could alias the column (x86-64's baseline has no vector
-    // 64-bit multiply).
-    const std::int64_t weight = s.scorers[k].weight;
-    const std::int64_t* __restrict col = s.raw[k].data();
-    std::int64_t* __restrict total = s.total.data();
-    if (weight == 1) {
-      for (std::size_t i = 0; i < n; ++i) total[i] += col[i];
-    } else {
-      for (std::size_t i = 0; i < n; ++i) total[i] += col[i] * weight;
-    }
+    add_weighted(s.total.data(), s.raw[k].data(), n, s.scorers[k].weight);
   }
 }
 
@@ -314,8 +317,17 @@ Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluste
   score_nodes(profile, pod, cluster, s);
   const std::size_t n = s.feasible.size();
   const std::int64_t* const total = s.total.data();
-  const std::int64_t best = *std::max_element(total, total + n);
-  const auto ties = static_cast<std::size_t>(std::count(total, total + n, best));
+  // The best total and how many nodes share it, in one pass.
+  std::int64_t best = total[0];
+  std::size_t ties = 1;
+  for (std::size_t i = 1; i < n; ++i) {
+    if (total[i] > best) {
+      best = total[i];
+      ties = 1;
+    } else if (total[i] == best) {
+      ++ties;
+    }
+  }
 
   // Upstream's selectHost keeps one reservoir sample over the tied nodes,
   // drawing once per tie. Choosing the k-th tied node for one uniform k
