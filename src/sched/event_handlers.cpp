@@ -20,7 +20,21 @@ bool scheduling_spec_changed(const kube::Pod& a, const kube::Pod& b) {
   return a.requests != b.requests || a.node_selector != b.node_selector || a.required_affinity != b.required_affinity ||
          a.preferred_affinity != b.preferred_affinity || a.tolerations != b.tolerations ||
          a.host_ports != b.host_ports || a.priority != b.priority || a.scheduling_gated != b.scheduling_gated ||
-         a.unsupported != b.unsupported;
+         a.unsupported != b.unsupported || a.labels != b.labels;
+}
+
+// A pod that a placed pod may let in: it needs a partner (required pod
+// affinity) or an even spread (DoNotSchedule), and a pod placed or relabelled
+// elsewhere can give it either. Upstream asks each plugin's queueing hint;
+// this coarse one spares the other unschedulable pods a pointless retry at
+// every bind. (A pod kept out by anti-affinity waits for a delete, which
+// moves every pod.)
+bool waits_for_other_pods(const kube::Pod& p) {
+  if (!p.pod_affinity.required.empty()) return true;
+  for (const auto& c : p.topology_spread) {
+    if (c.when_unsatisfiable == kube::WhenUnsatisfiable::do_not_schedule) return true;
+  }
+  return false;
 }
 }  // namespace
 
@@ -43,6 +57,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
       TS_LOG(3, "Add event for scheduled pod", {"pod", key(p)}, {"node", p.node_name});
       s.queue_.remove(p.uid);
       s.cache_.add_pod(p);
+      s.move_unschedulable_if("AssignedPodAdd", waits_for_other_pods);
     } else if (s.responsible_for(p)) {
       TS_LOG(3, "Add event for unscheduled pod", {"pod", key(p)});
       s.queue_.add_or_update(p, clock::now(), s.pods_->last_read());
@@ -58,9 +73,14 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
         TS_LOG(3, "Update event for scheduled pod", {"pod", key(now)}, {"node", now.node_name});
         s.queue_.remove(now.uid);
         s.cache_.add_pod(now);
+        s.move_unschedulable_if("AssignedPodAdd", waits_for_other_pods);
       } else {
         s.cache_.update_pod(old, now);
-        if (pod_scaled_down(old, now)) s.move_unschedulable("AssignedPodUpdate");  // resized down: room freed
+        if (pod_scaled_down(old, now)) {
+          s.move_unschedulable("AssignedPodUpdate");  // resized down: room freed
+        } else if (old.labels != now.labels) {
+          s.move_unschedulable_if("AssignedPodUpdate", waits_for_other_pods);
+        }
       }
     } else if (s.responsible_for(now)) {
       if (!s.responsible_for(old) || scheduling_spec_changed(old, now)) {
@@ -124,6 +144,13 @@ struct Scheduler::NodeEvents final : kube::Handler<kube::Node> {
     s.cache_.remove_node(n.name);
   }
 };
+
+void Scheduler::move_unschedulable_if(const char* event, bool (*helps)(const kube::Pod&)) {
+  if (queue_.unschedulable_size() == 0) return;
+  const std::size_t moved = queue_.move_to_active_or_backoff_if(clock::now(), helps);
+  TS_LOG(5, "Unschedulable pods moved by a cluster event", {"event", event}, {"pods", moved});
+  if (moved > 0) wake();
+}
 
 void Scheduler::move_unschedulable(const char* event) {
   const std::size_t moved = queue_.move_all_to_active_or_backoff(clock::now());

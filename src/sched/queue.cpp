@@ -147,10 +147,19 @@ void Queue::backoff(const std::string& uid, clock::time_point now) {
 }
 
 std::size_t Queue::move_all_to_active_or_backoff(clock::time_point now) {
+  return move_to_active_or_backoff_if(now, [](const kube::Pod&) { return true; });
+}
+
+std::size_t Queue::move_to_active_or_backoff_if(clock::time_point now,
+                                                const std::function<bool(const kube::Pod&)>& helps) {
+  // Pods in flight cannot be asked: their failure, if any, must not park
+  // them as if nothing had happened.
   ++move_cycle_;
   std::vector<std::string> uids;
   uids.reserve(unschedulable_.size());
-  for (const auto& entry : unschedulable_) uids.push_back(entry.second);
+  for (const auto& entry : unschedulable_) {
+    if (helps(entries_.at(entry.second).pod)) uids.push_back(entry.second);
+  }
   for (auto& uid : uids) to_active_or_backoff(entries_.at(uid), uid, now);
   return uids.size();
 }

@@ -267,3 +267,22 @@ TEST_CASE("a pod back from unschedulable or backoff keeps its age: it goes befor
   CHECK(pop_uid(q, t0 + 6s) == "c");
   CHECK(pop_uid(q, t0 + 6s) == "d");
 }
+
+TEST_CASE("a filtered move takes only the unschedulable pods the event may help") {
+  Queue q;
+  Pod partner = pod("needs-partner");
+  partner.labels = {{"wants", "db"}};
+  q.add_or_update(partner, t0);
+  q.add_or_update(pod("needs-room"), t0);
+  REQUIRE(pop_uid(q) == "needs-partner");
+  REQUIRE(pop_uid(q) == "needs-room");
+  q.unschedulable("needs-partner", t0);
+  q.unschedulable("needs-room", t0);
+  auto wants_db = [](const Pod& p) { return toysched::kube::find_value(p.labels, "wants") != nullptr; };
+  CHECK(q.move_to_active_or_backoff_if(t0 + 20s, wants_db) == 1);
+  CHECK(q.unschedulable_size() == 1);
+  CHECK(pop_uid(q, t0 + 20s) == "needs-partner");
+  CHECK(pop_uid(q, t0 + 20s) == "");  // needs-room still waits for an event of its own
+  CHECK(q.move_all_to_active_or_backoff(t0 + 21s) == 1);
+  CHECK(pop_uid(q, t0 + 21s) == "needs-room");
+}

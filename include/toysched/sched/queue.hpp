@@ -28,6 +28,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -86,6 +87,9 @@ class Queue {
   // activeQ if its backoff has ended, else to backoffQ until it ends.
   // Returns how many moved.
   std::size_t move_all_to_active_or_backoff(clock::time_point now);
+  // The same for the unschedulable pods `helps(pod)` says the event may
+  // help (a coarse queueing hint); the others stay where they are.
+  std::size_t move_to_active_or_backoff_if(clock::time_point now, const std::function<bool(const kube::Pod&)>& helps);
   // Backoff expired → active; unschedulable too long → active/backoff.
   void flush(clock::time_point now);
 

@@ -134,6 +134,8 @@ class Scheduler {
   void wake() noexcept { wakeup_.wake(); }
   // A cluster event that can help: unschedulable pods go back to be tried.
   void move_unschedulable(const char* event);
+  // Only the unschedulable pods `helps` picks (a coarse queueing hint).
+  void move_unschedulable_if(const char* event, bool (*helps)(const kube::Pod&));
   std::optional<Queue::Item> next_pod(Queue::clock::time_point now);
   Queue::clock::time_point next_wake(Queue::clock::time_point now) const;
   void schedule_one(Queue::Item item);

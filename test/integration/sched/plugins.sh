@@ -58,6 +58,31 @@ pass "kube-scheduler's message starts the same: $theirs"
 k delete namespace "$NS-kube" --wait=false >/dev/null
 k -n "$NS" delete deployment web --wait=false >/dev/null
 wait_until 60 "web pods gone" '[ "$(k -n "$NS" get pods -l app=web -o name | wc -l)" = 0 ]'
+wait_until 60 "namespace $NS-kube gone" '[ -z "$(k get namespace "$NS-kube" --ignore-not-found -o name)" ]'
+
+# --- required pod affinity: a pod waiting for its partner is placed as soon
+# as the partner is (an assigned pod's arrival moves it), not after the
+# 5-minute flush of unschedulable pods
+pod needs-db <<'YAML'
+  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: db}}, topologyKey: kubernetes.io/hostname}]}}
+  containers: [{name: c, image: registry.k8s.io/pause:3.9}]
+YAML
+wait_until 20 "needs-db unschedulable" '[ -n "$(scheduled_message needs-db)" ]'
+[ "$(scheduled_message needs-db)" = "0/4 nodes are available: 4 node(s) didn't match pod affinity rules." ] ||
+  fail "needs-db: $(scheduled_message needs-db)"
+sleep 3 # the deletes above are all seen: nothing else moves needs-db now
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: db, namespace: $NS, labels: {app: db}}
+spec:
+  schedulerName: toy-scheduler
+  containers: [{name: c, image: registry.k8s.io/pause:3.9}]
+YAML
+wait_until 15 "needs-db bound once db is" '[ -n "$(node_of needs-db)" ]'
+[ "$(node_of needs-db)" = "$(node_of db)" ] || fail "needs-db on $(node_of needs-db), db on $(node_of db)"
+pass "required pod affinity: placed beside its partner as soon as the partner was bound ($(node_of db))"
+k -n "$NS" delete pod needs-db db --wait=false >/dev/null
 
 # --- two more nodes: 3 zones × 2 nodes (the lab dealt 1..4 over zone-0,1,2,0)
 for i in 5 6; do
