@@ -53,11 +53,7 @@ std::string normalized_image_name(std::string_view name) {
   return out;
 }
 
-std::uint64_t image_name_hash(std::string_view name) noexcept {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
-  for (unsigned char c : name) h = (h ^ c) * 1099511628211ULL;
-  return h;
-}
+std::uint64_t image_name_hash(std::string_view name) noexcept { return fnv1a(name); }
 
 std::vector<std::uint64_t> image_hashes(const kube::Node& n) {
   std::vector<std::uint64_t> out;

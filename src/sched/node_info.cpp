@@ -1,5 +1,7 @@
 #include "toysched/sched/node_info.hpp"
 
+#include "toysched/sched/hash.hpp"
+
 #include <algorithm>
 #include <string_view>
 
@@ -34,11 +36,8 @@ std::uint64_t group_hash(const kube::Pod& p) noexcept {
   // FNV-1a over namespace and labels, with separators: equal groups hash
   // equal (the server sends labels sorted by key), and the hash saves most
   // string compares when a node holds several groups.
-  std::uint64_t h = 1469598103934665603ULL;
-  auto mix = [&](std::string_view s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
-    h = (h ^ 0xffU) * 1099511628211ULL;
-  };
+  std::uint64_t h = kFnvOffset;
+  auto mix = [&](std::string_view s) { h = fnv1a("\xff", fnv1a(s, h)); };
   mix(p.ns);
   for (const auto& [k, v] : p.labels) {
     mix(k);

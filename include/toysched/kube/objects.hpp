@@ -112,6 +112,8 @@ struct PreferredSchedulingTerm {
 struct LabelSelector {
   StringPairs match_labels;
   std::vector<NodeSelectorRequirement> match_expressions;
+  // Selects everything (a nil selector, nullopt where it is optional, selects nothing).
+  bool empty() const noexcept { return match_labels.empty() && match_expressions.empty(); }
   friend bool operator==(const LabelSelector&, const LabelSelector&) = default;
 };
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "toysched/kube/objects.hpp"
+#include "toysched/sched/hash.hpp"
 
 #include <cstdint>
 #include <string>

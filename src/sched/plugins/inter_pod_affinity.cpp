@@ -21,10 +21,6 @@ bool same(std::string_view a, std::string_view b) noexcept {
   return a.size() == b.size() && (a.data() == b.data() || a == b);
 }
 
-bool selector_empty(const kube::LabelSelector& s) noexcept {
-  return s.match_labels.empty() && s.match_expressions.empty();
-}
-
 // The term's `namespaces`, or the owner's own namespace when it lists none
 // and has no namespaceSelector (getNamespacesFromPodAffinityTerm).
 bool listed_namespace(const kube::PodAffinityTerm& t, std::string_view owner_ns, std::string_view ns) noexcept {
@@ -94,7 +90,7 @@ bool incoming_term_matches(const kube::PodAffinityTerm& t, const kube::Pod& owne
                            std::string_view ns, const kube::StringPairs& labels) {
   bool in_ns = listed_namespace(t, owner.ns, ns);
   if (!in_ns && t.namespace_selector) {
-    if (selector_empty(*t.namespace_selector)) {
+    if (t.namespace_selector->empty()) {
       in_ns = true;
     } else {
       const kube::StringPairs* ns_labels = objects == nullptr ? nullptr : objects->namespace_labels(ns);

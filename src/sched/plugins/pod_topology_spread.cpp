@@ -16,17 +16,6 @@ namespace {
 // Real raw scores are never negative (maxSkew >= 1).
 constexpr std::int64_t kIgnored = -1;
 
-bool empty_selector(const kube::LabelSelector& s) noexcept {
-  return s.match_labels.empty() && s.match_expressions.empty();
-}
-
-bool untolerated_hard_taint(const kube::Pod& pod, const kube::Node& node) noexcept {
-  return std::any_of(node.taints.begin(), node.taints.end(), [&](const kube::Taint& t) {
-    return (t.effect == kube::TaintEffect::no_schedule || t.effect == kube::TaintEffect::no_execute) &&
-           !tolerates_any(pod.tolerations, t);
-  });
-}
-
 // The pod's selector plus `key: value` for each matchLabelKeys key the pod
 // has a label for; false when nothing is added (or there is no selector:
 // it stays "nothing", as upstream's merge leaves labels.Nothing()).
@@ -130,14 +119,15 @@ void PodTopologySpread::begin_counts(std::vector<DomainCounts>& counts, std::siz
 int SpreadConstraint::count_on(const kube::Pod& pod, const NodeInfo& ni) const {
   const kube::LabelSelector* sel = selector();
   // Upstream counts nothing for a nil (Nothing) or an empty (Everything) selector.
-  if (sel == nullptr || empty_selector(*sel)) return 0;
+  if (sel == nullptr || sel->empty()) return 0;
   return ni.count_pods([&](const PodGroup& g) { return g.ns == pod.ns && kube::selector_matches(*sel, g.labels); },
                        false);
 }
 
 bool SpreadConstraint::includes(const kube::Pod& pod, const kube::Node& node) const noexcept {
   if (node_affinity_policy == kube::InclusionPolicy::honor && !required_affinity_matches(pod, node)) return false;
-  if (node_taints_policy == kube::InclusionPolicy::honor && untolerated_hard_taint(pod, node)) return false;
+  if (node_taints_policy == kube::InclusionPolicy::honor && first_untolerated_hard_taint(pod, node) != nullptr)
+    return false;
   return true;
 }
 
@@ -222,7 +212,7 @@ bool PodTopologySpread::build_soft_constraints(const kube::Pod& pod, const Clust
   soft_.clear();
   if (cluster.objects == nullptr) return false;
   default_selector_ = cluster.objects->default_selector(pod);
-  if (empty_selector(default_selector_)) return false;
+  if (default_selector_.empty()) return false;
   for (auto [key, skew] : {std::pair{kLabelHostname, 3}, std::pair{kLabelTopologyZone, 5}}) {
     SpreadConstraint& sc = soft_.emplace_back();
     sc.max_skew = skew;

@@ -22,15 +22,20 @@ bool tolerates_any(std::span<const kube::Toleration> tols, const kube::Taint& ta
   return std::any_of(tols.begin(), tols.end(), [&](const kube::Toleration& t) { return tolerates(t, taint); });
 }
 
-FilterStatus filter_taint_toleration(const kube::Pod& pod, const NodeInfo& ni) {
-  for (const auto& taint : ni.node.taints) {
+const kube::Taint* first_untolerated_hard_taint(const kube::Pod& pod, const kube::Node& node) noexcept {
+  for (const auto& taint : node.taints) {
     if (taint.effect != kube::TaintEffect::no_schedule && taint.effect != kube::TaintEffect::no_execute) continue;
-    if (tolerates_any(pod.tolerations, taint)) continue;
-    auto s = reject(PluginId::taint_toleration, Code::unresolvable, Reason::untolerated_taint);
-    s.taint = &taint;
-    return s;
+    if (!tolerates_any(pod.tolerations, taint)) return &taint;
   }
-  return {};
+  return nullptr;
+}
+
+FilterStatus filter_taint_toleration(const kube::Pod& pod, const NodeInfo& ni) {
+  const kube::Taint* taint = first_untolerated_hard_taint(pod, ni.node);
+  if (taint == nullptr) return {};
+  auto s = reject(PluginId::taint_toleration, Code::unresolvable, Reason::untolerated_taint);
+  s.taint = taint;
+  return s;
 }
 
 std::int64_t count_intolerable_prefer_no_schedule(const kube::Pod& pod, const NodeInfo& ni) noexcept {

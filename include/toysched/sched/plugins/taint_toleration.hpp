@@ -13,6 +13,9 @@ namespace toysched::sched {
 bool tolerates(const kube::Toleration& tol, const kube::Taint& taint) noexcept;
 bool tolerates_any(std::span<const kube::Toleration> tols, const kube::Taint& taint) noexcept;
 
+// The node's first NoSchedule/NoExecute taint the pod does not tolerate,
+// or nullptr: the filter's rule, also PodTopologySpread's nodeTaintsPolicy.
+const kube::Taint* first_untolerated_hard_taint(const kube::Pod& pod, const kube::Node& node) noexcept;
 FilterStatus filter_taint_toleration(const kube::Pod& pod, const NodeInfo& ni);
 
 // Raw score: PreferNoSchedule taints not tolerated by the pod's tolerations
