@@ -57,10 +57,10 @@ Profile Profile::make_default(const FitArgs& fit_args) {
   p.enable_score(taints, 3);
   p.enable_score(affinity, 2);
   p.enable_score(fit, 1);
-  p.enable_score(balanced, 1);
-  p.enable_score(images, 1);
   p.enable_score(spread, 2);
   p.enable_score(pod_affinity, 2);
+  p.enable_score(balanced, 1);
+  p.enable_score(images, 1);
   return p;
 }
 

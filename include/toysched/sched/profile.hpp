@@ -1,13 +1,14 @@
 // A scheduling profile: which plugins run at which extension point, in
 // which order, with which score weights (upstream's KubeSchedulerProfile
-// after defaulting). `--config` (issue 15) fills this list; today there is
-// one profile, kube-scheduler's default (apis/config/v1/default_plugins.go).
+// after defaulting). make_default is kube-scheduler's default profile
+// (apis/config/v1/default_plugins.go); config/profiles.hpp makes the
+// profiles of a `--config` file.
 //
 // Filters, in upstream's order; the first that rejects a node decides its
 // reasons:
 //   NodeUnschedulable → NodeName → TaintToleration → NodeAffinity
 //     → NodePorts → NodeResourcesFit → PodTopologySpread → InterPodAffinity
-// Scores and their default weights:
+// Scores, in upstream's order, and their default weights:
 //   TaintToleration ×3, NodeAffinity ×2, NodeResourcesFit ×1,
 //   PodTopologySpread ×2, InterPodAffinity ×2,
 //   NodeResourcesBalancedAllocation ×1, ImageLocality ×1.

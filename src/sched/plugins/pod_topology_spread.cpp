@@ -210,7 +210,7 @@ bool PodTopologySpread::build_soft_constraints(const kube::Pod& pod, const Clust
   // spreading: missing keys do not make a node ignored.
   require_all_keys_ = false;
   soft_.clear();
-  if (cluster.objects == nullptr) return false;
+  if (!system_defaulting_ || cluster.objects == nullptr) return false;
   default_selector_ = cluster.objects->default_selector(pod);
   if (default_selector_.empty()) return false;
   for (auto [key, skew] : {std::pair{kLabelHostname, 3}, std::pair{kLabelTopologyZone, 5}}) {

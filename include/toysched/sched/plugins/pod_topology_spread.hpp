@@ -112,6 +112,9 @@ class DomainCounts {
 
 class PodTopologySpread final : public Plugin {
  public:
+  // false: PodTopologySpreadArgs defaultingType List with no
+  // defaultConstraints, so a pod without constraints of its own gets none.
+  explicit PodTopologySpread(bool system_defaulting = true) : system_defaulting_(system_defaulting) {}
   PluginId id() const noexcept override { return PluginId::pod_topology_spread; }
   PreFilterResult pre_filter(const kube::Pod& pod, const Cluster& cluster) override;
   std::size_t filter(const kube::Pod& pod, std::span<const NodeInfo*> nodes, FilterSink& sink) override;
@@ -136,6 +139,7 @@ class PodTopologySpread final : public Plugin {
   std::vector<DomainCounts> soft_counts_;
   std::vector<double> soft_weight_;
   bool require_all_keys_ = true;
+  bool system_defaulting_ = true;
   kube::LabelSelector default_selector_;
 };
 
