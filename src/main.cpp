@@ -17,6 +17,7 @@
 #include <variant>
 
 #include "toysched/async/supervisor.hpp"
+#include "toysched/config/profiles.hpp"
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/config.hpp"
 #include "toysched/kube/transport.hpp"
@@ -84,7 +85,7 @@ struct App {
   explicit App(const Options& o) : opts(o) {}
 
   std::string make_clients(const kube::ClientConfig& config);
-  void make_scheduler();
+  void make_scheduler(std::vector<sched::NamedProfile> profiles);
   void start_tasks();
   asio::awaitable<void> lead();
   std::string serve(const std::optional<serve::BindAddress>& plain, const kube::ClientConfig& config);
@@ -121,14 +122,17 @@ std::string App::make_clients(const kube::ClientConfig& config) {
   return make(lopts, lease_transport, lease_api);
 }
 
-void App::make_scheduler() {
+void App::make_scheduler(std::vector<sched::NamedProfile> profiles) {
   sched::SchedulerOptions sopts;
   sopts.scheduler_name = opts.scheduler_name;
+  sopts.profiles = std::move(profiles);
+  sopts.pod_initial_backoff = opts.pod_initial_backoff;
+  sopts.pod_max_backoff = opts.pod_max_backoff;
   sopts.bind_parallelism = opts.bind_parallelism;
   sopts.percentage_of_nodes_to_score = opts.percentage_of_nodes_to_score;
   sopts.ignore_unsupported_constraints = opts.ignore_unsupported_constraints;
   sopts.instance = opts.scheduler_name + "-" + hostname();
-  scheduler = std::make_unique<sched::Scheduler>(*api, *events_api, sopts, supervisor);
+  scheduler = std::make_unique<sched::Scheduler>(*api, *events_api, std::move(sopts), supervisor);
   // A dead critical task is a dead scheduler (a Go panic): leave non-zero so
   // that a standby, or the Deployment's restart, takes over.
   supervisor.set_on_fatal([this](const std::string& task, const std::string&) {
@@ -308,6 +312,30 @@ std::optional<int> configure_process(const Options& opts) {
   return std::nullopt;
 }
 
+// The profiles of --config, or the default profile under --scheduler-name;
+// logged one line each. A string: why the config cannot run.
+std::variant<std::vector<sched::NamedProfile>, std::string> make_profiles(const Options& opts) {
+  std::vector<sched::NamedProfile> out;
+  if (!opts.config) {
+    out.push_back({opts.scheduler_name, sched::Profile::make_default(), {}});
+  } else {
+    for (std::size_t i = 0; i < opts.config->profiles.size(); ++i) {
+      const config::ProfileConfig& pc = opts.config->profiles[i];
+      auto made = config::build_profile(pc, i);
+      if (auto* err = std::get_if<std::string>(&made)) return "--config " + opts.config_file + ": " + *err;
+      out.push_back({pc.scheduler_name, std::move(std::get<sched::Profile>(made)), pc.percentage_of_nodes_to_score});
+    }
+  }
+  for (const sched::NamedProfile& p : out) {
+    std::string filters, scores;
+    for (const sched::Plugin* f : p.profile.filters()) filters += (filters.empty() ? "" : ",") + std::string(f->name());
+    for (const auto& sc : p.profile.scorers())
+      scores += (scores.empty() ? "" : ",") + std::string(sc.plugin->name()) + ":" + std::to_string(sc.weight);
+    TS_LOG(1, "Scheduler profile", {"schedulerName", p.name}, {"filters", filters}, {"scores", scores});
+  }
+  return out;
+}
+
 // --metrics-bind-address: nothing, or a loopback address. Plain HTTP has
 // no authentication, so it never listens where other machines can reach it.
 std::variant<std::optional<serve::BindAddress>, std::string> plain_address(const std::string& flag) {
@@ -332,6 +360,9 @@ int main(int argc, char** argv) {
   }
   const Options& opts = std::get<Options>(parsed);
   if (auto code = configure_process(opts)) return *code;
+  for (const std::string& w : opts.warnings) TS_WARN(w);
+  auto profiles = make_profiles(opts);
+  if (auto* err = std::get_if<std::string>(&profiles)) return fail_start(*err);
   auto plain = plain_address(opts.metrics_bind_address);
   if (auto* err = std::get_if<std::string>(&plain)) return fail_start(*err);
   auto config = kube::load_client_config(opts.kubeconfig, opts.context, kube::Environment::process());
@@ -342,7 +373,7 @@ int main(int argc, char** argv) {
 
   App app(opts);
   if (auto err = app.make_clients(*config); !err.empty()) return fail_start(err);
-  app.make_scheduler();
+  app.make_scheduler(std::move(std::get<std::vector<sched::NamedProfile>>(profiles)));
   TS_LOG(0, "Starting Kubernetes Scheduler", {"version", TOYSCHED_VERSION}, {"schedulerName", opts.scheduler_name},
          {"server", config->server.to_string()}, {"config", config->origin.describe()});
   app.start_tasks();

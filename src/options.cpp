@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "toysched/config/scheduler_config.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -118,23 +120,8 @@ void add_serving_flags(CLI::App& app, Options& o) {
                  "for local use (port 0: any free port). Empty: not served.");
 }
 
-}  // namespace
-
-ParseResult parse_options(std::vector<std::string> args) {
-  Options o;
-  CLI::App app{"toy-scheduler: a Kubernetes scheduler on one event loop.", "toy-scheduler"};
-  app.set_version_flag("--version", version_string());
-  app.option_defaults()->always_capture_default();
-  app.get_formatter()->column_width(44);
-
-  app.add_option("--kubeconfig", o.kubeconfig,
-                 "Path to a kubeconfig file. Empty: $KUBECONFIG, then the in-cluster config.");
-  app.add_option("--context", o.context, "The kubeconfig context to use (default: current-context).");
-  app.add_option("--scheduler-name", o.scheduler_name, "Schedule pods whose spec.schedulerName is this.");
-  app.add_option("-v,--v", o.verbosity, "Log level verbosity (klog levels; 2 is production).")
-      ->check(CLI::Range(0, 10));
-
-  auto& le = o.leader_election;
+// kube-scheduler's leader election flags (and our --leader-elect-identity).
+void add_leader_election_flags(CLI::App& app, LeaderElectionOptions& le) {
   app.add_flag("--leader-elect", le.enabled, "Take a Lease before scheduling, so only one replica decides.");
   add_duration(app, "--leader-elect-lease-duration", le.lease_duration,
                "How long a standby waits after the leader's last renew before taking over. [15s]");
@@ -146,6 +133,66 @@ ParseResult parse_options(std::vector<std::string> args) {
   app.add_option("--leader-elect-resource-name", le.resource_name, "Name of the Lease (default: the scheduler name).");
   app.add_option("--leader-elect-identity", le.identity,
                  "Holder identity (default: $POD_NAME, else hostname_<random>).");
+}
+
+// --config: the file's values replace the flags' (see Options), except
+// the --leader-elect* flags given on the command line. Returns "" or the
+// one error line.
+std::string apply_config(CLI::App& app, Options& o) {
+  auto loaded = config::load_scheduler_config(o.config_file);
+  if (auto* err = std::get_if<std::string>(&loaded)) return "--config " + o.config_file + ": " + *err;
+  auto c = std::make_shared<const config::SchedulerConfig>(std::move(std::get<config::SchedulerConfig>(loaded)));
+  std::string ignored;
+  for (const char* flag : {"--kubeconfig", "--kube-api-qps", "--kube-api-burst", "--scheduler-name",
+                           "--percentage-of-nodes-to-score", "--bind-parallelism"}) {
+    if (app.count(flag) > 0) ignored += std::string(ignored.empty() ? "" : ", ") + flag;
+  }
+  if (!ignored.empty()) o.warnings.push_back("--config is set: these flags are ignored, the file decides: " + ignored);
+  o.kubeconfig = c->client_connection.kubeconfig;
+  o.kube_api_qps = c->client_connection.qps;
+  o.kube_api_burst = c->client_connection.burst;
+  o.bind_parallelism = c->parallelism;
+  o.percentage_of_nodes_to_score = c->percentage_of_nodes_to_score;
+  o.pod_initial_backoff = std::chrono::seconds(c->pod_initial_backoff_seconds);
+  o.pod_max_backoff = std::chrono::seconds(c->pod_max_backoff_seconds);
+  o.scheduler_name = c->profiles.front().scheduler_name;
+  const config::LeaderElectionConfig& fle = c->leader_election;
+  LeaderElectionOptions& le = o.leader_election;
+  auto from_file = [&](const char* flag, auto& field, const auto& value) {
+    if (app.count(flag) == 0) field = value;
+  };
+  from_file("--leader-elect", le.enabled, fle.leader_elect);
+  from_file("--leader-elect-lease-duration", le.lease_duration, fle.lease_duration);
+  from_file("--leader-elect-renew-deadline", le.renew_deadline, fle.renew_deadline);
+  from_file("--leader-elect-retry-period", le.retry_period, fle.retry_period);
+  from_file("--leader-elect-resource-name", le.resource_name, fle.resource_name);
+  from_file("--leader-elect-resource-namespace", le.resource_namespace, fle.resource_namespace);
+  o.config = std::move(c);
+  return {};
+}
+
+}  // namespace
+
+ParseResult parse_options(std::vector<std::string> args) {
+  Options o;
+  CLI::App app{"toy-scheduler: a Kubernetes scheduler on one event loop.", "toy-scheduler"};
+  app.set_version_flag("--version", version_string());
+  app.option_defaults()->always_capture_default();
+  app.get_formatter()->column_width(44);
+
+  app.add_option("--config", o.config_file,
+                 "A KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1): profiles, plugins, "
+                 "their args and weights. It replaces --kubeconfig, --kube-api-qps/burst, --scheduler-name, "
+                 "--percentage-of-nodes-to-score and --bind-parallelism; --leader-elect* flags still win.");
+  app.add_option("--kubeconfig", o.kubeconfig,
+                 "Path to a kubeconfig file. Empty: $KUBECONFIG, then the in-cluster config.");
+  app.add_option("--context", o.context, "The kubeconfig context to use (default: current-context).");
+  app.add_option("--scheduler-name", o.scheduler_name, "Schedule pods whose spec.schedulerName is this.");
+  app.add_option("-v,--v", o.verbosity, "Log level verbosity (klog levels; 2 is production).")
+      ->check(CLI::Range(0, 10));
+
+  auto& le = o.leader_election;
+  add_leader_election_flags(app, le);
 
   app.add_option("--kube-api-qps", o.kube_api_qps,
                  "Requests per second to the API server; negative turns the limit off.");
@@ -184,6 +231,9 @@ ParseResult parse_options(std::vector<std::string> args) {
   }
   if (!app.remaining().empty())
     return ExitNow{1, {}, "toy-scheduler: unexpected argument \"" + app.remaining().front() + "\""};
+  if (!o.config_file.empty()) {
+    if (auto err = apply_config(app, o); !err.empty()) return ExitNow{1, {}, "toy-scheduler: " + err};
+  }
   if (le.resource_name.empty()) le.resource_name = o.scheduler_name;
   if (o.scheduler_name.empty()) return ExitNow{1, {}, "toy-scheduler: --scheduler-name must not be empty"};
   if (o.tls_cert_file.empty() != o.tls_private_key_file.empty())

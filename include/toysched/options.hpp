@@ -9,12 +9,17 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 namespace toysched {
+
+namespace config {
+struct SchedulerConfig;
+}
 
 struct LeaderElectionOptions {
   bool enabled = false;  // --leader-elect (kube-scheduler defaults to true in cluster; we are opt-in)
@@ -27,6 +32,16 @@ struct LeaderElectionOptions {
 };
 
 struct Options {
+  // --config: a KubeSchedulerConfiguration file. As kube-scheduler, the
+  // file then decides everything it covers: its profiles, client
+  // connection, parallelism, percentage of nodes, backoffs and leader
+  // election, where only --leader-elect* flags given on the command line
+  // win; the flags it replaces are ignored with a warning. The file's
+  // values are copied into the fields below; `config` keeps the profiles.
+  std::string config_file;
+  std::shared_ptr<const config::SchedulerConfig> config;
+  std::vector<std::string> warnings;  // for the log, once it is set up
+
   std::string kubeconfig;  // empty: $KUBECONFIG, then in-cluster
   std::string context;     // empty: the kubeconfig's current-context
   std::string scheduler_name = "toy-scheduler";
@@ -46,6 +61,11 @@ struct Options {
   // nodes below 100, 50 % at 100 nodes down to 10 % at 5 000), 100 searches
   // every node (the cycle bench shows what that costs).
   int percentage_of_nodes_to_score = 0;
+
+  // The queue's backoff for a pod that failed: initial, doubling up to max
+  // (podInitialBackoffSeconds / podMaxBackoffSeconds of --config).
+  std::chrono::milliseconds pod_initial_backoff{1000};
+  std::chrono::milliseconds pod_max_backoff{10'000};
 
   // A pod with a hard constraint we do not evaluate (required pod
   // (anti-)affinity, DoNotSchedule spread, a PVC, a resource claim) stays

@@ -102,13 +102,14 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
       return;
     }
     if (last || !u.node_name.empty() || u.deleting || u.scheduling_gated || u.uid.empty() ||
-        u.scheduler_name != s.opts_.scheduler_name) {
+        s.profile_for(u.scheduler_name) == nullptr) {
       return;
     }
     kube::Pod p;
     p.ns = u.ns;
     p.name = u.name;
     p.uid = u.uid;
+    p.scheduler_name = u.scheduler_name;
     s.events_.failed_scheduling(
         p, "the scheduler cannot decode this pod (" + u.error + "); it is skipped until the pod changes", true);
   }
@@ -163,13 +164,19 @@ Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opt
     : api_(api),
       opts_(std::move(opts)),
       supervisor_(supervisor),
+      queue_(Queue::Options{opts_.pod_initial_backoff, opts_.pod_max_backoff}),
       events_(events_api, opts_.scheduler_name, opts_.instance.empty() ? opts_.scheduler_name : opts_.instance,
               supervisor),
       rng_(opts_.seed),
-      search_{opts_.percentage_of_nodes_to_score, 0},
       pod_events_(std::make_unique<PodEvents>(*this)),
       node_events_(std::make_unique<NodeEvents>(*this)),
       post_slots_(static_cast<std::size_t>(std::max(1, opts_.bind_parallelism))) {
+  if (opts_.profiles.empty()) opts_.profiles.push_back({opts_.scheduler_name, Profile::make_default(), {}});
+  for (NamedProfile& p : opts_.profiles) {
+    const int percentage = p.percentage_of_nodes_to_score.value_or(opts_.percentage_of_nodes_to_score);
+    profiles_.push_back({std::move(p.name), std::move(p.profile), Search{percentage, 0}});
+  }
+  opts_.profiles.clear();  // moved into profiles_
   events_.set_busy([this] { return stats_.binds_in_flight > 0 || queue_.active_size() > 0; });
   // A FailedScheduling still applies only to the very pod it was about,
   // still unbound and undecided: the informer holds it under its name with

@@ -69,6 +69,12 @@ void EventRecorder::push(Item item) {
   wakeup_.wake();
 }
 
+// Each profile reports as itself, as upstream's per-profile recorders:
+// reportingController is the schedulerName the pod asked for.
+const std::string& EventRecorder::controller_for(const kube::Pod& pod) const {
+  return pod.scheduler_name.empty() ? controller_ : pod.scheduler_name;
+}
+
 void EventRecorder::scheduled(const kube::Pod& pod, const std::string& node) {
   last_failure_.erase(pod.uid);
   Item it;
@@ -79,7 +85,7 @@ void EventRecorder::scheduled(const kube::Pod& pod, const std::string& node) {
               "Scheduled",
               "Binding",
               "Successfully assigned " + pod.ns + "/" + pod.name + " to " + node,
-              controller_,
+              controller_for(pod),
               instance_};
   push(std::move(it));
 }
@@ -90,7 +96,8 @@ void EventRecorder::failed_scheduling(const kube::Pod& pod, const std::string& m
   if (last.message == message && now - last.at < kRepeatAfter) return;  // said already
   last = {message, now};
   Item it;
-  it.event = {pod.ns, pod.name, pod.uid, "Warning", "FailedScheduling", "Scheduling", message, controller_, instance_};
+  it.event = {pod.ns,   pod.name, pod.uid, "Warning", "FailedScheduling", "Scheduling", message, controller_for(pod),
+              instance_};
   it.pod_ns = pod.ns;
   it.pod_name = pod.name;
   it.condition_patch =

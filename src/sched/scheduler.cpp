@@ -41,7 +41,17 @@ bool bind_conflict_was_ours(const kube::ApiError& err, const kube::Pod* now, con
 const kube::Pod* Scheduler::informer_pod(const kube::Pod& p) const { return pods_->store().find(key(p)); }
 
 bool Scheduler::responsible_for(const kube::Pod& p) const {
-  return p.scheduler_name == opts_.scheduler_name && !p.deleting && !p.scheduling_gated;
+  return profile_for(p.scheduler_name) != nullptr && !p.deleting && !p.scheduling_gated;
+}
+
+Scheduler::ActiveProfile* Scheduler::profile_for(std::string_view scheduler_name) noexcept {
+  for (ActiveProfile& p : profiles_)
+    if (p.name == scheduler_name) return &p;
+  return nullptr;
+}
+
+const Scheduler::ActiveProfile* Scheduler::profile_for(std::string_view scheduler_name) const noexcept {
+  return const_cast<Scheduler*>(this)->profile_for(scheduler_name);
 }
 
 bool Scheduler::synced() const noexcept { return pods_->synced() && nodes_->synced() && objects_->synced(); }
@@ -125,9 +135,17 @@ void Scheduler::schedule_one(Queue::Item item) {
   // constraint we do not evaluate.
   Cluster cluster = cache_.cluster();
   cluster.objects = &objects_->objects();
-  Decision d = opts_.ignore_unsupported_constraints || !pod.unsupported.any()
-                   ? schedule_pod(profile_, pod, cluster, rng_, nullptr, &search_)
-                   : refuse_unsupported(pod);
+  // responsible_for let the pod in, so it has a profile; a pod that
+  // arrives otherwise is an error, not a crash.
+  ActiveProfile* prof = profile_for(pod.scheduler_name);
+  Decision d;
+  if (prof == nullptr) {
+    d.message = "no profile named " + pod.scheduler_name;  // Status::error
+  } else if (opts_.ignore_unsupported_constraints || !pod.unsupported.any()) {
+    d = schedule_pod(prof->profile, pod, cluster, rng_, nullptr, &prof->search);
+  } else {
+    d = refuse_unsupported(pod);
+  }
   double cycle_seconds = seconds_since(cycle_start);
   if (d.status != Decision::Status::scheduled) {
     handle_scheduling_failure(pod, d, cycle_seconds);

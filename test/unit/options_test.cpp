@@ -2,6 +2,11 @@
 
 #include "toysched/options.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
 using namespace toysched;
 using namespace std::chrono_literals;
 
@@ -135,4 +140,59 @@ TEST_CASE("serving: HTTPS on 10259 on all addresses by default, plain HTTP only 
   auto half = parse_exit({"--tls-cert-file=c.pem"});
   CHECK(half.status == 1);
   CHECK(half.err.find("--tls-private-key-file") != std::string::npos);
+}
+
+namespace {
+// A config file for one test, removed after it.
+struct ConfigFile {
+  std::string path;
+  explicit ConfigFile(const std::string& text) : path("/tmp/toysched-options-test-" + std::to_string(::getpid())) {
+    std::ofstream(path) << text;
+  }
+  ~ConfigFile() { std::remove(path.c_str()); }
+};
+}  // namespace
+
+TEST_CASE("--config: the file decides, --leader-elect* flags given on the command line win, replaced flags warned") {
+  ConfigFile f(
+      "apiVersion: kubescheduler.config.k8s.io/v1\n"
+      "kind: KubeSchedulerConfiguration\n"
+      "parallelism: 4\n"
+      "percentageOfNodesToScore: 30\n"
+      "podInitialBackoffSeconds: 3\n"
+      "podMaxBackoffSeconds: 60\n"
+      "clientConnection: {kubeconfig: /from/file, qps: 7, burst: 9}\n"
+      "leaderElection: {leaseDuration: 30s, renewDeadline: 20s, resourceName: mine}\n"
+      "profiles: [{schedulerName: first}, {schedulerName: second}]\n");
+  auto o = parse_ok({"--config", f.path, "--kubeconfig=/from/flag", "--leader-elect-retry-period=5s"});
+  CHECK(o.kubeconfig == "/from/file");
+  CHECK(o.kube_api_qps == 7);
+  CHECK(o.kube_api_burst == 9);
+  CHECK(o.bind_parallelism == 4);
+  CHECK(o.percentage_of_nodes_to_score == 30);
+  CHECK(o.pod_initial_backoff == 3s);
+  CHECK(o.pod_max_backoff == 60s);
+  CHECK(o.scheduler_name == "first");
+  CHECK(o.leader_election.enabled);  // v1's default in a file
+  CHECK(o.leader_election.lease_duration == 30s);
+  CHECK(o.leader_election.renew_deadline == 20s);
+  CHECK(o.leader_election.retry_period == 5s);  // the flag wins
+  CHECK(o.leader_election.resource_name == "mine");
+  CHECK(o.leader_election.resource_namespace == "kube-system");
+  REQUIRE(o.warnings.size() == 1);
+  CHECK(o.warnings[0] == "--config is set: these flags are ignored, the file decides: --kubeconfig");
+
+  auto off = parse_ok({"--config=" + f.path, "--leader-elect=false"});
+  CHECK_FALSE(off.leader_election.enabled);
+  CHECK(off.warnings.empty());
+}
+
+TEST_CASE("--config: a bad file is one error line and status 1") {
+  ConfigFile f("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: -1\n");
+  auto e = parse_exit({"--config", f.path});
+  CHECK(e.status == 1);
+  CHECK(e.err == "toy-scheduler: --config " + f.path +
+                     ": parallelism: Invalid value: -1: should be an integer value greater than zero");
+  auto missing = parse_exit({"--config", "/nonexistent.yaml"});
+  CHECK(missing.err == "toy-scheduler: --config /nonexistent.yaml: cannot read /nonexistent.yaml");
 }

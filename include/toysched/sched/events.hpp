@@ -77,6 +77,8 @@ class EventRecorder {
   boost::asio::awaitable<void> post(Item item);
 
   kube::Api& api_;
+  const std::string& controller_for(const kube::Pod& pod) const;
+
   std::string controller_, instance_;
   std::deque<Item> queue_;
   struct Last {

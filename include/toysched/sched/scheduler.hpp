@@ -18,6 +18,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -25,6 +26,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "toysched/async/slots.hpp"
 #include "toysched/async/supervisor.hpp"
@@ -41,10 +43,25 @@
 
 namespace toysched::sched {
 
+// One profile of a scheduler: the pods whose spec.schedulerName is `name`
+// are decided by `profile` (upstream's KubeSchedulerProfile).
+struct NamedProfile {
+  std::string name;
+  Profile profile;
+  std::optional<int> percentage_of_nodes_to_score;  // unset: the scheduler's
+};
+
 struct SchedulerOptions {
+  // The first profile's name when `profiles` is empty: it is then the
+  // default profile under this name (the --scheduler-name flag).
   std::string scheduler_name = "toy-scheduler";
+  // Several profiles share one cache, one queue and the binds, as
+  // upstream's (--config).
+  std::vector<NamedProfile> profiles;
   int bind_parallelism = 16;
   int percentage_of_nodes_to_score = 0;
+  std::chrono::milliseconds pod_initial_backoff{1000};
+  std::chrono::milliseconds pod_max_backoff{10'000};
   bool ignore_unsupported_constraints = false;  // see Options: refuse such pods unless set
   std::uint64_t seed = std::random_device{}();  // tie-breaking between equal nodes
   std::string instance;                         // reportingInstance of events
@@ -130,6 +147,15 @@ class Scheduler {
     PodTimeline times;
   };
 
+  // A profile and where its sampled search starts next.
+  struct ActiveProfile {
+    std::string name;
+    Profile profile;
+    Search search;
+  };
+  // The profile for pods of `scheduler_name`; nullptr when none is ours.
+  ActiveProfile* profile_for(std::string_view scheduler_name) noexcept;
+  const ActiveProfile* profile_for(std::string_view scheduler_name) const noexcept;
   bool responsible_for(const kube::Pod& p) const;
   void wake() noexcept { wakeup_.wake(); }
   // A cluster event that can help: unschedulable pods go back to be tried.
@@ -157,9 +183,8 @@ class Scheduler {
   Cache cache_;
   Queue queue_;
   EventRecorder events_;
-  Profile profile_ = Profile::make_default();
+  std::vector<ActiveProfile> profiles_;  // never empty; a handful at most, so looked up by a scan
   std::mt19937_64 rng_;
-  Search search_;  // where the next sampled search starts
   SchedulerStats stats_;
   SchedulerObserver observer_;
   std::unique_ptr<PodEvents> pod_events_;
