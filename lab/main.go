@@ -43,6 +43,8 @@ func main() {
 			return
 		case "kube-scheduler":
 			os.Exit(runKubeScheduler(os.Args[2:]))
+		case "kube-scheduler-flags":
+			os.Exit(printKubeSchedulerFlags())
 		case "toxiproxy":
 			os.Exit(runToxiproxy(os.Args[2:]))
 		}

@@ -128,6 +128,7 @@ void App::make_scheduler(std::vector<sched::NamedProfile> profiles) {
   sopts.profiles = std::move(profiles);
   sopts.pod_initial_backoff = opts.pod_initial_backoff;
   sopts.pod_max_backoff = opts.pod_max_backoff;
+  sopts.pod_max_in_unschedulable = opts.pod_max_in_unschedulable;
   sopts.bind_parallelism = opts.bind_parallelism;
   sopts.percentage_of_nodes_to_score = opts.percentage_of_nodes_to_score;
   sopts.ignore_unsupported_constraints = opts.ignore_unsupported_constraints;
@@ -233,6 +234,7 @@ std::string App::serve_securely(const kube::ClientConfig& config) {
   aopts.token_ttl = opts.authentication_token_cache_ttl;
   aopts.allow_ttl = opts.authorization_allowed_cache_ttl;
   aopts.deny_ttl = opts.authorization_denied_cache_ttl;
+  aopts.always_allow_paths = opts.authorization_always_allow_paths;
   auth = std::make_unique<serve::DelegatingAuth>(*authn_transport, *authz, aopts);
   std::string where = opts.bind_address + ":" + std::to_string(opts.secure_port);
   serve::BindAddress address{opts.bind_address, static_cast<std::uint16_t>(opts.secure_port)};
@@ -297,6 +299,8 @@ asio::awaitable<void> App::shutdown(bool wait_for_binds, bool release_lease) {
 // else runs. A value means "exit now with this status".
 std::optional<int> configure_process(const Options& opts) {
   log::set_verbosity(opts.verbosity);
+  log::set_vmodule(opts.vmodule);  // checked by parse_options
+  if (opts.logging_format == "json") log::set_format(log::format::json);
   if (opts.crash_at == "list") {
     std::cout << trace::known_points_text();
     return 0;

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "options_detail.hpp"
 #include "toysched/config/scheduler_config.hpp"
 
 #include <charconv>
@@ -77,6 +78,10 @@ std::vector<std::string> normalize(std::vector<std::string> args) {
   return args;
 }
 
+}  // namespace
+
+namespace detail {
+
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& into,
                           const std::string& help) {
   return app
@@ -90,6 +95,12 @@ CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::m
           help)
       ->type_name("DURATION");
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::add_duration;
 
 // Where /healthz, /metrics and /debug are served, and to whom: kube-scheduler's
 // secure-serving, delegated-auth flags, and our plain loopback port.
@@ -209,6 +220,7 @@ ParseResult parse_options(std::vector<std::string> args) {
                "anti-affinity, DoNotSchedule topology spread, PVC or ephemeral volumes, resource claims) as if "
                "those were absent. Default: leave them pending with a FailedScheduling event.");
   add_serving_flags(app, o);
+  detail::add_kube_scheduler_flags(app, o);
   app.add_option("--crash-at", o.crash_at,
                  "POINT[:N]: dump tasks and die on the Nth arrival at await point POINT; "
                  "'list' prints the points.");
@@ -231,6 +243,8 @@ ParseResult parse_options(std::vector<std::string> args) {
   }
   if (!app.remaining().empty())
     return ExitNow{1, {}, "toy-scheduler: unexpected argument \"" + app.remaining().front() + "\""};
+  if (auto err = detail::finish_kube_scheduler_flags(app, o); !err.empty())
+    return ExitNow{1, {}, "toy-scheduler: " + err};
   if (!o.config_file.empty()) {
     if (auto err = apply_config(app, o); !err.empty()) return ExitNow{1, {}, "toy-scheduler: " + err};
   }

@@ -88,6 +88,18 @@ struct Options {
   // Plain HTTP, no authentication, loopback only: for local use and tests.
   // Empty: not served.
   std::string metrics_bind_address;
+  // --authorization-always-allow-paths: served without authorization.
+  std::vector<std::string> authorization_always_allow_paths{"/healthz", "/readyz", "/livez"};
+  // --pod-max-in-unschedulable-pods-duration: an unschedulable pod is tried
+  // again after this even without a cluster event.
+  std::chrono::milliseconds pod_max_in_unschedulable{300'000};
+  std::string logging_format = "text";                   // --logging-format: text or json
+  std::string vmodule;                                   // --vmodule: pattern=N,...
+  std::string leader_election_resource_lock = "leases";  // the only lock kube-scheduler v1.36 takes
+  // Where the kube-scheduler flags we accept and ignore put their values.
+  std::vector<std::string> unused_flag_values;
+  bool unused_flag = false;
+
   std::string crash_at;  // POINT[:N], or "list"
   std::string throw_at;  // POINT[:N]: fault injection for tests
 };

@@ -6,22 +6,37 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <fnmatch.h>
+
+#include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace toysched::log {
 namespace {
 
 std::atomic<int> g_verbosity{0};
+// --vmodule: set once at start-up, before any task runs.
+std::vector<std::pair<std::string, int>> g_vmodule;
+std::atomic<int> g_vmodule_max{-1};  // the highest level a pattern gives; -1: no --vmodule
+format g_format = format::text;
 
 // klog's header: severity letter, mmdd hh:mm:ss.uuuuuu, pid, file:line].
 constexpr const char* kPattern = "%L%m%d %H:%M:%S.%f %7P %s:%#] %v";
+// JSON lines are whole in the message.
+constexpr const char* kJsonPattern = "%v";
+const char* pattern() { return g_format == format::json ? kJsonPattern : kPattern; }
 
 std::shared_ptr<spdlog::logger> make_stderr_logger() {
   auto l = std::make_shared<spdlog::logger>("toysched", std::make_shared<spdlog::sinks::stderr_sink_st>());
-  l->set_pattern(kPattern);
+  l->set_pattern(pattern());
   l->set_level(spdlog::level::trace);
   l->flush_on(spdlog::level::trace);  // lines must survive a crash dump right after them
   return l;
@@ -72,13 +87,60 @@ void set_verbosity(int v) noexcept { g_verbosity.store(v, std::memory_order_rela
 int verbosity() noexcept { return g_verbosity.load(std::memory_order_relaxed); }
 bool enabled(int v) noexcept { return v <= g_verbosity.load(std::memory_order_relaxed); }
 
+bool enabled(int v, const char* file) noexcept {
+  if (v <= g_verbosity.load(std::memory_order_relaxed)) return true;
+  if (v > g_vmodule_max.load(std::memory_order_relaxed)) return false;
+  // The file without its extension; patterns with a '/' match the path's
+  // tail, the others the name alone (klog's rule).
+  std::string_view path(file);
+  if (auto dot = path.rfind('.'); dot != std::string_view::npos && dot > path.rfind('/')) path = path.substr(0, dot);
+  const std::string full(path);
+  const std::string name(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
+  for (const auto& [pat, level] : g_vmodule) {
+    const bool match = pat.find('/') == std::string::npos ? fnmatch(pat.c_str(), name.c_str(), 0) == 0
+                                                          : fnmatch(("*/" + pat).c_str(), full.c_str(), 0) == 0 ||
+                                                                fnmatch(pat.c_str(), full.c_str(), 0) == 0;
+    if (match) return v <= level;  // the first matching pattern decides
+  }
+  return false;
+}
+
+std::string set_vmodule(std::string_view spec, bool apply) {
+  std::vector<std::pair<std::string, int>> parsed;
+  int max = -1;
+  while (!spec.empty()) {
+    const auto comma = spec.find(',');
+    const std::string_view item = spec.substr(0, comma);
+    spec = comma == std::string_view::npos ? std::string_view{} : spec.substr(comma + 1);
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    int level = -1;
+    if (eq == std::string_view::npos || eq == 0) return "\"" + std::string(item) + "\" is not pattern=N";
+    const std::string_view n = item.substr(eq + 1);
+    auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), level);
+    if (ec != std::errc{} || end != n.data() + n.size() || level < 0)
+      return "\"" + std::string(item) + "\": N must be a non-negative integer";
+    parsed.emplace_back(std::string(item.substr(0, eq)), level);
+    max = std::max(max, level);
+  }
+  if (!apply) return {};
+  g_vmodule = std::move(parsed);
+  g_vmodule_max.store(max, std::memory_order_relaxed);
+  return {};
+}
+
+void set_format(format f) {
+  g_format = f;
+  logger()->set_pattern(pattern());
+}
+
 void capture_to(std::string* sink) {
   if (sink == nullptr) {
     logger() = make_stderr_logger();
     return;
   }
   auto l = std::make_shared<spdlog::logger>("toysched", std::make_shared<string_sink>(sink));
-  l->set_pattern(kPattern);
+  l->set_pattern(pattern());
   l->set_level(spdlog::level::trace);
   logger() = l;
 }
@@ -110,8 +172,64 @@ std::string format_body(std::string_view msg, std::initializer_list<field> field
   return out;
 }
 
-void write(severity s, std::source_location where, std::string_view msg, std::initializer_list<field> fields) {
-  std::string body = format_body(msg, fields);
+namespace {
+
+// "sched/scheduler.cpp:42": the file's directory and name, as zap's short caller.
+void append_caller(std::string& out, std::source_location where) {
+  std::string_view path(where.file_name());
+  auto last = path.rfind('/');
+  if (last != std::string_view::npos && last > 0) {
+    auto prev = path.rfind('/', last - 1);
+    path = path.substr(prev == std::string_view::npos ? 0 : prev + 1);
+  }
+  out += path;
+  out += ':';
+  out += std::to_string(where.line());
+}
+
+std::string json_line(severity s, std::source_location where, std::string_view msg, std::initializer_list<field> fields,
+                      int v) {
+  std::string out = "{\"ts\":";
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  char ts[32];
+  std::snprintf(ts, sizeof ts, "%.3f", std::chrono::duration<double, std::milli>(now).count());
+  out += ts;
+  out += ",\"caller\":";
+  std::string caller;
+  append_caller(caller, where);
+  json::append_string(out, caller);
+  out += ",\"msg\":";
+  json::append_string(out, msg);
+  if (s == severity::info || s == severity::warning) out += ",\"v\":" + std::to_string(v);
+  for (const auto& f : fields) {
+    out += ',';
+    json::append_string(out, f.key);
+    out += ':';
+    std::visit(
+        [&out](const auto& val) {
+          using V = std::decay_t<decltype(val)>;
+          if constexpr (std::is_same_v<V, std::string_view>) {
+            json::append_string(out, val);
+          } else if constexpr (std::is_same_v<V, bool>) {
+            out += val ? "true" : "false";
+          } else if constexpr (std::is_same_v<V, double>) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.17g", val);
+            out += std::isfinite(val) ? buf : "null";
+          } else {
+            out += std::to_string(val);
+          }
+        },
+        f.value);
+  }
+  out += '}';
+  return out;
+}
+
+}  // namespace
+
+void write(severity s, std::source_location where, std::string_view msg, std::initializer_list<field> fields, int v) {
+  std::string body = g_format == format::json ? json_line(s, where, msg, fields, v) : format_body(msg, fields);
   logger()->log(spdlog::source_loc{where.file_name(), static_cast<int>(where.line()), where.function_name()},
                 to_spdlog(s), "{}", body);
 }

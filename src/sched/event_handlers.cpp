@@ -164,7 +164,7 @@ Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opt
     : api_(api),
       opts_(std::move(opts)),
       supervisor_(supervisor),
-      queue_(Queue::Options{opts_.pod_initial_backoff, opts_.pod_max_backoff}),
+      queue_(Queue::Options{opts_.pod_initial_backoff, opts_.pod_max_backoff, opts_.pod_max_in_unschedulable}),
       events_(events_api, opts_.scheduler_name, opts_.instance.empty() ? opts_.scheduler_name : opts_.instance,
               supervisor),
       rng_(opts_.seed),

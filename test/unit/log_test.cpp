@@ -57,3 +57,39 @@ TEST_CASE("values are quoted like klog: strings escaped, numbers and bools bare"
   auto body = log::format_body("a \"b\"\n", {{"s", "x\\y"}, {"i", -3}, {"u", 7u}, {"b", true}, {"d", 0.5}});
   CHECK(body == R"("a \"b\"\n" s="x\\y" i=-3 u=7 b=true d=0.5)");
 }
+
+TEST_CASE("--logging-format=json: klog's JSON lines, one object per line") {
+  capture c;
+  log::set_format(log::format::json);
+  log::set_verbosity(2);
+  TS_LOG(2, "Successfully bound pod to node", {"pod", "ns/p\"q"}, {"attempts", 3}, {"ok", true});
+  TS_ERROR("Error binding pod", {"err", "boom"});
+  log::set_format(log::format::text);
+  // {"ts":1700000000123.456,"caller":"unit/log_test.cpp:NN","msg":"...","v":2,...}
+  std::regex info(
+      R"re(^\{"ts":\d{13}\.\d{3},"caller":"unit/log_test\.cpp:\d+","msg":"Successfully bound pod to node","v":2,"pod":"ns/p\\"q","attempts":3,"ok":true\}
+)re");
+  CHECK(std::regex_search(c.text, info));
+  // Errors carry no "v"; their err is a field.
+  std::regex error(R"re(
+\{"ts":\d{13}\.\d{3},"caller":"unit/log_test\.cpp:\d+","msg":"Error binding pod","err":"boom"\}
+$)re");
+  CHECK(std::regex_search(c.text, error));
+}
+
+TEST_CASE("--vmodule: a file's own level, by name or by path glob; the first match decides") {
+  capture c;
+  log::set_verbosity(0);
+  CHECK(log::set_vmodule("log_te*=4,unit/other=9") == "");
+  TS_LOG(4, "shown by vmodule");
+  TS_LOG(5, "above the file's level");
+  CHECK(log::enabled(4, "../src/sched/scheduler.cpp") == false);
+  CHECK(log::enabled(9, "../test/unit/other.cpp"));
+  CHECK(log::set_vmodule("") == "");
+  TS_LOG(4, "vmodule cleared");
+  CHECK(c.text.find("shown by vmodule") != std::string::npos);
+  CHECK(c.text.find("above the file's level") == std::string::npos);
+  CHECK(c.text.find("vmodule cleared") == std::string::npos);
+  CHECK(log::set_vmodule("x") == "\"x\" is not pattern=N");
+  CHECK(log::set_vmodule("x=-1") == "\"x=-1\": N must be a non-negative integer");
+}

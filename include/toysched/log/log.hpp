@@ -44,19 +44,37 @@ struct field {
 void set_verbosity(int v) noexcept;
 int verbosity() noexcept;
 bool enabled(int v) noexcept;
+// As enabled(v), or a --vmodule pattern gives the source file `file` a
+// level of v or more.
+bool enabled(int v, const char* file) noexcept;
 void capture_to(std::string* sink);  // nullptr: back to stderr
 
-void write(severity s, std::source_location where, std::string_view msg, std::initializer_list<field> fields);
+// --vmodule: klog's "pattern=N,..." (a pattern is a glob on the source
+// file's name without its extension, or on its path when it has a '/').
+// Returns "" or why the text is not valid; apply=false only checks it.
+std::string set_vmodule(std::string_view spec, bool apply = true);
+
+// --logging-format: klog's text (the default) or its JSON lines:
+//   {"ts":1700000000123.456,"caller":"sched/scheduler.cpp:42","msg":"...","v":2,"pod":"ns/p"}
+// (ts in milliseconds since the epoch; "v" on info lines; errors carry their
+// fields, "err" among them, as component-base/logs/json writes them).
+enum class format { text, json };
+void set_format(format f);
+
+// `v`: the TS_LOG level of the line (info lines; JSON shows it).
+void write(severity s, std::source_location where, std::string_view msg, std::initializer_list<field> fields,
+           int v = 0);
 
 // The text after the klog header, e.g. `"msg" pod="a/b" n=3`. Exposed for tests.
 std::string format_body(std::string_view msg, std::initializer_list<field> fields);
 
 }  // namespace toysched::log
 
-#define TS_LOG(level, msg, ...)                                                                                     \
-  do {                                                                                                              \
-    if (::toysched::log::enabled(level))                                                                            \
-      ::toysched::log::write(::toysched::log::severity::info, std::source_location::current(), msg, {__VA_ARGS__}); \
+#define TS_LOG(level, msg, ...)                                                                                    \
+  do {                                                                                                             \
+    if (::toysched::log::enabled(level, std::source_location::current().file_name()))                              \
+      ::toysched::log::write(::toysched::log::severity::info, std::source_location::current(), msg, {__VA_ARGS__}, \
+                             level);                                                                               \
   } while (0)
 #define TS_WARN(msg, ...) \
   ::toysched::log::write(::toysched::log::severity::warning, std::source_location::current(), msg, {__VA_ARGS__})

@@ -62,6 +62,7 @@ struct SchedulerOptions {
   int percentage_of_nodes_to_score = 0;
   std::chrono::milliseconds pod_initial_backoff{1000};
   std::chrono::milliseconds pod_max_backoff{10'000};
+  std::chrono::milliseconds pod_max_in_unschedulable{300'000};
   bool ignore_unsupported_constraints = false;  // see Options: refuse such pods unless set
   std::uint64_t seed = std::random_device{}();  // tie-breaking between equal nodes
   std::string instance;                         // reportingInstance of events
