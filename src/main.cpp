@@ -181,7 +181,8 @@ std::string App::serve(const std::optional<serve::BindAddress>& plain, const kub
                      {transport.get(), events_transport.get()},
                      elector.get(),
                      opts.leader_election.resource_namespace + "/" + opts.leader_election.resource_name,
-                     &supervisor});
+                     &supervisor,
+                     {}});
   if (lease_transport) sources->transports.push_back(lease_transport.get());
   serve::register_metrics(registry, *sources);
   serve::add_routes(routes, registry, *sources);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <chrono>
 #include <map>
+#include <optional>
 #include <string_view>
 
 namespace toysched::sched {
@@ -118,6 +120,22 @@ std::size_t feasible_nodes_to_find(std::size_t nodes, int percentage) noexcept {
 
 namespace {
 
+// Times one plugin call when the decision is sampled (cluster.timings).
+class PluginClock {
+ public:
+  explicit PluginClock(PluginTimings* t) : t_(t), start_(t ? std::chrono::steady_clock::now() : Start{}) {}
+  void done(std::string_view point, PluginId plugin, std::string_view status) const {
+    if (t_ == nullptr) return;
+    t_->observe(point, plugin, status,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
+
+ private:
+  using Start = std::chrono::steady_clock::time_point;
+  PluginTimings* t_;
+  Start start_;
+};
+
 struct FilterOutcome {
   int evaluated = 0;       // nodes the filters ran on
   int absent = 0;          // nodes a PreFilter left out
@@ -128,7 +146,7 @@ struct FilterOutcome {
 // the nodes that pass to `feasible`, in input order.
 void filter_chunk(const kube::Pod& pod, std::span<const NodeInfo* const> chunk, std::span<Plugin* const> filters,
                   const NodeNameSet* names, std::vector<const NodeInfo*>& feasible, FilterSink& sink,
-                  FilterOutcome& out) {
+                  FilterOutcome& out, PluginTimings* timings) {
   const std::size_t base = feasible.size();
   feasible.resize(base + chunk.size());
   std::size_t n = 0;
@@ -146,7 +164,10 @@ void filter_chunk(const kube::Pod& pod, std::span<const NodeInfo* const> chunk, 
   out.evaluated += static_cast<int>(n);
   for (Plugin* f : filters) {
     if (n == 0) break;
+    const PluginClock clock(timings);
+    const std::size_t before = n;
     n = f->filter(pod, std::span<const NodeInfo*>(feasible.data() + base, n), sink);
+    clock.done("Filter", f->id(), n == before ? "Success" : "Unschedulable");
   }
   feasible.resize(base + n);
 }
@@ -157,7 +178,8 @@ void filter_chunk(const kube::Pod& pod, std::span<const NodeInfo* const> chunk, 
 // last node kept.
 FilterOutcome filter_nodes(const kube::Pod& pod, std::span<const NodeInfo* const> nodes,
                            std::span<Plugin* const> filters, const NodeNameSet* names,
-                           std::vector<const NodeInfo*>& feasible, FilterSink& sink, std::size_t want, Search& search) {
+                           std::vector<const NodeInfo*>& feasible, FilterSink& sink, std::size_t want, Search& search,
+                           PluginTimings* timings) {
   constexpr std::size_t kChunk = 128;
   FilterOutcome total;
   feasible.clear();
@@ -165,7 +187,7 @@ FilterOutcome filter_nodes(const kube::Pod& pod, std::span<const NodeInfo* const
   std::size_t pos = search.next_start % n, processed = 0;
   while (processed < n && feasible.size() < want && !total.null_node) {
     const std::size_t len = std::min({kChunk, n - pos, n - processed});
-    filter_chunk(pod, nodes.subspan(pos, len), filters, names, feasible, sink, total);
+    filter_chunk(pod, nodes.subspan(pos, len), filters, names, feasible, sink, total, timings);
     if (feasible.size() > want) {
       // Enough: keep exactly `want`, as upstream does.
       const NodeInfo* last = feasible[want - 1];
@@ -231,7 +253,10 @@ void score_nodes(const Profile& profile, const kube::Pod& pod, const Cluster& cl
   const std::size_t n = s.feasible.size();
   s.scorers.clear();
   for (const WeightedPlugin& w : profile.scorers()) {
-    if (w.plugin->pre_score(pod, s.feasible, cluster)) s.scorers.push_back(w);
+    const PluginClock clock(cluster.timings);
+    const bool run = w.plugin->pre_score(pod, s.feasible, cluster);
+    clock.done("PreScore", w.plugin->id(), run ? "Success" : "Skip");
+    if (run) s.scorers.push_back(w);
   }
   if (s.raw.size() < s.scorers.size()) s.raw.resize(s.scorers.size());
   for (std::size_t k = 0; k < s.scorers.size(); ++k) s.raw[k].resize(n);
@@ -242,12 +267,16 @@ void score_nodes(const Profile& profile, const kube::Pod& pod, const Cluster& cl
   for (std::size_t at = 0; at < n; at += kChunk) {
     const std::size_t len = std::min(kChunk, n - at);
     for (std::size_t k = 0; k < s.scorers.size(); ++k) {
+      const PluginClock clock(cluster.timings);
       s.scorers[k].plugin->score(pod, all.subspan(at, len), std::span<std::int64_t>(s.raw[k]).subspan(at, len));
+      clock.done("Score", s.scorers[k].plugin->id(), "Success");
     }
   }
   s.total.assign(n, 0);
   for (std::size_t k = 0; k < s.scorers.size(); ++k) {
+    const PluginClock clock(cluster.timings);
     s.scorers[k].plugin->normalize(s.raw[k]);
+    clock.done("ScoreExtensionNormalize", s.scorers[k].plugin->id(), "Success");
     add_weighted(s.total.data(), s.raw[k].data(), n, s.scorers[k].weight);
   }
 }
@@ -263,6 +292,27 @@ void report_scores(const Scratch& s, std::vector<NodeScore>& out) {
   }
 }
 
+// Every PreFilter of the profile: the filters to run go to s.filters, a
+// narrowing plugin's node names to `names`. A rejection stops there and is
+// message is returned (static storage, as PreFilterResult's).
+std::optional<std::string_view> pre_filter(const Profile& profile, const kube::Pod& pod, const Cluster& cluster,
+                                           Scratch& s, const NodeNameSet*& names) {
+  s.filters.clear();
+  for (Plugin* f : profile.filters()) {
+    const PluginClock clock(cluster.timings);
+    const PreFilterResult pre = f->pre_filter(pod, cluster);
+    clock.done("PreFilter", f->id(),
+               pre.kind == PreFilterResult::Kind::skip     ? "Skip"
+               : pre.kind == PreFilterResult::Kind::reject ? "UnschedulableAndUnresolvable"
+                                                           : "Success");
+    if (pre.kind == PreFilterResult::Kind::skip) continue;
+    if (pre.kind == PreFilterResult::Kind::reject) return pre.message;
+    if (pre.names != nullptr) names = pre.names;  // one narrowing plugin today (NodeAffinity)
+    s.filters.push_back(f);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluster& cluster, std::mt19937_64& rng,
@@ -276,17 +326,9 @@ Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluste
 
   Scratch& s = scratch();
   const NodeNameSet* names = nullptr;
-  s.filters.clear();
-  for (Plugin* f : profile.filters()) {
-    const PreFilterResult pre = f->pre_filter(pod, cluster);
-    if (pre.kind == PreFilterResult::Kind::skip) continue;
-    if (pre.kind == PreFilterResult::Kind::reject) {
-      return not_scheduled(
-          std::move(d), false,
-          "0/" + std::to_string(nodes.size()) + " nodes are available: " + std::string(pre.message) + ".");
-    }
-    if (pre.names != nullptr) names = pre.names;  // one narrowing plugin today (NodeAffinity)
-    s.filters.push_back(f);
+  if (auto reject = pre_filter(profile, pod, cluster, s, names)) {
+    return not_scheduled(std::move(d), false,
+                         "0/" + std::to_string(nodes.size()) + " nodes are available: " + std::string(*reject) + ".");
   }
 
   Diagnosis diag(pod, s);
@@ -295,7 +337,7 @@ Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluste
   Search full{100, 0};
   Search& where = search != nullptr && names == nullptr ? *search : full;
   const std::size_t want = names == nullptr ? feasible_nodes_to_find(nodes.size(), where.percentage) : nodes.size();
-  const FilterOutcome fo = filter_nodes(pod, nodes, s.filters, names, s.feasible, diag, want, where);
+  const FilterOutcome fo = filter_nodes(pod, nodes, s.filters, names, s.feasible, diag, want, where, cluster.timings);
   if (fo.null_node) {
     d.status = Decision::Status::error;
     d.message = "internal error: a null NodeInfo in the node list";

@@ -135,6 +135,8 @@ void Scheduler::schedule_one(Queue::Item item) {
   // constraint we do not evaluate.
   Cluster cluster = cache_.cluster();
   cluster.objects = &objects_->objects();
+  // As upstream's pluginMetricsSamplePercent (10): one decision in ten.
+  if (observer_.plugin_timings != nullptr && ++decisions_ % 10 == 0) cluster.timings = observer_.plugin_timings;
   // responsible_for let the pod in, so it has a profile; a pod that
   // arrives otherwise is an error, not a crash.
   ActiveProfile* prof = profile_for(pod.scheduler_name);
@@ -147,6 +149,7 @@ void Scheduler::schedule_one(Queue::Item item) {
     d = refuse_unsupported(pod);
   }
   double cycle_seconds = seconds_since(cycle_start);
+  if (observer_.algorithm) observer_.algorithm(cycle_seconds);
   if (d.status != Decision::Status::scheduled) {
     handle_scheduling_failure(pod, d, cycle_seconds);
     return;
@@ -156,13 +159,12 @@ void Scheduler::schedule_one(Queue::Item item) {
     // the watch showed it bound, the queue has dropped it already and this
     // is a no-op; otherwise it must not vanish: try again after a backoff.
     ++stats_.attempts_error;
-    if (observer_.attempt) observer_.attempt("error", cycle_seconds);
+    if (observer_.attempt) observer_.attempt("error", pod.scheduler_name, cycle_seconds);
     TS_ERROR("Failed to assume pod; requeueing it", {"pod", key(pod)}, {"node", d.node});
     queue_.backoff(pod.uid, clock::now());
     return;
   }
   ++stats_.attempts_scheduled;
-  if (observer_.attempt) observer_.attempt("scheduled", cycle_seconds);
   ++stats_.binds_in_flight;
   std::string task = "bind/" + key(pod);
   times.decided = clock::now();
@@ -183,7 +185,7 @@ void Scheduler::handle_scheduling_failure(const kube::Pod& pod, const Decision& 
     ++stats_.attempts_error;
   else
     ++stats_.attempts_unschedulable;
-  if (observer_.attempt) observer_.attempt(error ? "error" : "unschedulable", cycle_seconds);
+  if (observer_.attempt) observer_.attempt(error ? "error" : "unschedulable", pod.scheduler_name, cycle_seconds);
   TS_LOG(2, "Unable to schedule pod; no fit; waiting", {"pod", key(pod)}, {"err", d.message});
   queue_.unschedulable(pod.uid, clock::now());
   events_.failed_scheduling(pod, d.message);
@@ -251,6 +253,7 @@ asio::awaitable<bool> Scheduler::replayed_bind_was_ours(trace::TaskScope& task, 
 
 void Scheduler::finish_binding(const BindRequest& req) {
   ++stats_.binds_ok;
+  if (observer_.attempt) observer_.attempt("scheduled", req.pod.scheduler_name, seconds_since(req.times.popped));
   if (observer_.bound) observer_.bound(req.attempts, seconds_since(req.first_queued));
   queue_.done(req.pod.uid);  // stays out of the queue; the watch will confirm it
   TS_LOG(2, "Successfully bound pod to node", {"pod", key(req.pod)}, {"node", req.node},
@@ -273,6 +276,8 @@ void Scheduler::report_latency(const BindRequest& req) {
 
 void Scheduler::handle_bind_failure(const BindRequest& req, const kube::ApiError& err) {
   const kube::Pod& pod = req.pod;
+  // A failed binding cycle is an "error" attempt upstream, a lost race included.
+  if (observer_.attempt) observer_.attempt("error", pod.scheduler_name, seconds_since(req.times.popped));
   cache_.forget(pod.uid);
   // As upstream (handleBindingCycleError): a forgotten assumption frees
   // room like an assigned pod deleted, so the pods it kept out are retried

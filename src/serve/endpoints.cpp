@@ -10,6 +10,8 @@ struct Families {
   HistogramFamily& attempt_duration;
   HistogramFamily& algorithm_duration;
   HistogramFamily& sli;
+  HistogramFamily& pod_attempts;
+  HistogramFamily& plugin_duration;
   HistogramFamily& stages;
   GaugeFamily& pending;
   CounterFamily& conflicts;
@@ -28,8 +30,8 @@ Families register_families(Registry& reg, bool leader_election) {
       reg.counter("scheduler_schedule_attempts_total", "Number of attempts to schedule pods, by the result.",
                   {"result", "profile"}),
       reg.histogram("scheduler_scheduling_attempt_duration_seconds",
-                    "Scheduling attempt latency in seconds (scheduling algorithm).", attempt_duration_buckets(),
-                    {"result", "profile"}),
+                    "Scheduling attempt latency in seconds (scheduling algorithm + binding).",
+                    attempt_duration_buckets(), {"result", "profile"}),
       // kube-scheduler's name for the same time (schedulePod alone), without
       // labels as upstream: benchmarks compare the two schedulers on it.
       reg.histogram("scheduler_scheduling_algorithm_duration_seconds", "Scheduling algorithm latency in seconds.",
@@ -38,6 +40,12 @@ Families register_families(Registry& reg, bool leader_election) {
                     "E2e latency for a pod being scheduled, from the time the pod enters the "
                     "scheduling queue until it is bound, by the number of attempts.",
                     sli_duration_buckets(), {"attempts"}),
+      reg.histogram("scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
+                    {1, 2, 4, 8, 16}),
+      reg.histogram("scheduler_plugin_execution_duration_seconds",
+                    "Duration for running a plugin at a specific extension point (one decision in ten; Filter "
+                    "and Score per chunk of nodes).",
+                    plugin_duration_buckets(), {"plugin", "extension_point", "status"}),
       reg.histogram("toysched_pod_scheduling_stage_duration_seconds",
                     "Where a bound pod's time went, by stage: decode (watch read to queue), queue, decide, "
                     "slot (waiting for a bind slot), limiter (client rate limit), connect (a connection in hand), "
@@ -54,7 +62,7 @@ Families register_families(Registry& reg, bool leader_election) {
                   {"resource", "reason"}),
       reg.counter("toysched_api_requests_total",
                   "Requests to the API server by verb and HTTP code ('error': no answer).", {"verb", "code"}),
-      reg.gauge("scheduler_scheduler_cache_size", "Number of nodes, pods, and assumed pods in the cache.", {"type"}),
+      reg.gauge("scheduler_cache_size", "Number of nodes, pods, and assumed pods in the cache.", {"type"}),
       reg.counter("toysched_task_failures_total",
                   "Tasks that ended with an exception, by task (bind, events/post: one per pod; the rest are "
                   "critical and end the process).",
@@ -76,11 +84,8 @@ Families register_families(Registry& reg, bool leader_election) {
 // path only increments plain integers.
 void sync(Counter& c, double total) { c.inc(total - c.value()); }
 
-void collect_scheduler(Families& f, const Sources& src, const std::string& profile) {
+void collect_scheduler(Families& f, const Sources& src) {
   const auto& st = src.scheduler.stats();
-  sync(f.attempts.with({"scheduled", profile}), static_cast<double>(st.attempts_scheduled));
-  sync(f.attempts.with({"unschedulable", profile}), static_cast<double>(st.attempts_unschedulable));
-  sync(f.attempts.with({"error", profile}), static_cast<double>(st.attempts_error));
   sync(f.conflicts.with({}), static_cast<double>(st.bind_conflicts));
   sync(f.bind_errors.with({}), static_cast<double>(st.bind_errors));
   f.in_flight.with({}).set(st.binds_in_flight);
@@ -116,24 +121,46 @@ void collect_clients(Families& f, const Sources& src) {
   }
 }
 
+// The sampled plugin timings into their histogram.
+class PluginDurations final : public sched::PluginTimings {
+ public:
+  explicit PluginDurations(HistogramFamily& h) : h_(h) {}
+  void observe(std::string_view point, sched::PluginId plugin, std::string_view status, double seconds) override {
+    h_.with({sched::plugin_name(plugin), point, status}).observe(seconds);
+  }
+
+ private:
+  HistogramFamily& h_;
+};
+
 }  // namespace
 
 void register_metrics(Registry& reg, Sources& src) {
   const std::string profile = src.scheduler_name;
   Families f = register_families(reg, src.elector != nullptr);
   add_task_metrics(reg);
+  add_process_metrics(reg);
+  src.plugin_timings = std::make_shared<PluginDurations>(f.plugin_duration);
+  // Every result of the first profile from the start, so a rate() reads 0
+  // rather than "no data"; other profiles' series appear with their first pod.
+  for (const char* result : {"scheduled", "unschedulable", "error"}) f.attempts.with({result, profile});
   src.scheduler.set_observer(sched::SchedulerObserver{
-      [&h = f.attempt_duration, &a = f.algorithm_duration, profile](const char* result, double seconds) {
-        h.with({result, profile}).observe(seconds);
-        a.with({}).observe(seconds);
+      [&c = f.attempts, &h = f.attempt_duration](const char* result, const std::string& p, double seconds) {
+        c.with({result, p}).inc();
+        h.with({result, p}).observe(seconds);
       },
-      [&h = f.sli](int n, double seconds) { h.with({std::to_string(n)}).observe(seconds); },
+      [&a = f.algorithm_duration](double seconds) { a.with({}).observe(seconds); },
+      [&h = f.sli, &n = f.pod_attempts](int attempts, double seconds) {
+        h.with({std::to_string(attempts)}).observe(seconds);
+        n.with({}).observe(attempts);
+      },
       [&h = f.stages](const sched::PodTimeline& t) {
         auto s = sched::stage_seconds(t);
         for (std::size_t i = 0; i < s.size(); ++i) h.with({std::string(sched::stage_names[i])}).observe(s[i]);
-      }});
-  reg.on_collect([f, &src, profile]() mutable {
-    collect_scheduler(f, src, profile);
+      },
+      src.plugin_timings.get()});
+  reg.on_collect([f, &src]() mutable {
+    collect_scheduler(f, src);
     collect_clients(f, src);
   });
 }

@@ -71,6 +71,7 @@ std::vector<double> exponential_buckets(double start, double factor, int count) 
 
 std::vector<double> attempt_duration_buckets() { return exponential_buckets(0.001, 2, 15); }
 std::vector<double> sli_duration_buckets() { return exponential_buckets(0.01, 2, 20); }
+std::vector<double> plugin_duration_buckets() { return exponential_buckets(0.00001, 1.5, 20); }
 std::vector<double> stage_duration_buckets() { return exponential_buckets(0.00001, 2, 20); }  // 10 µs to 5 s
 
 Histogram::Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {

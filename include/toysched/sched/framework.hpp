@@ -133,6 +133,20 @@ class ClusterObjects {
   ~ClusterObjects() = default;
 };
 
+// Where a sampled decision reports how long each plugin call took
+// (scheduler_plugin_execution_duration_seconds). `point` and `status` are
+// upstream's label values ("PreFilter", "Filter", "PreScore", "Score",
+// "ScoreExtensionNormalize"; "Success", "Skip", "Unschedulable",
+// "UnschedulableAndUnresolvable"). Filter and Score are timed per call,
+// which here is one chunk of nodes, not one node.
+class PluginTimings {
+ public:
+  virtual void observe(std::string_view point, PluginId plugin, std::string_view status, double seconds) = 0;
+
+ protected:
+  ~PluginTimings() = default;
+};
+
 // The cluster as PreFilter and PreScore see it: every node, not only those
 // this decision filters (InterPodAffinity and PodTopologySpread count pods
 // on all of them).
@@ -159,6 +173,9 @@ struct Cluster {
   const ClusterObjects* objects = nullptr;
   // The images the nodes report (the Cache keeps them); nullptr: none.
   const ImageStates* images = nullptr;
+  // Set on the decisions whose plugin calls are timed (one in ten, as
+  // upstream samples them); nullptr: not timed.
+  PluginTimings* timings = nullptr;
 };
 
 // A PreFilter's answer that only some nodes can pass, by name (upstream's

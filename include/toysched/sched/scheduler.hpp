@@ -70,12 +70,19 @@ struct SchedulerOptions {
 
 // Hooks for /metrics, so the scheduling code does not depend on them.
 struct SchedulerObserver {
-  // Each attempt: "scheduled", "unschedulable" or "error", and its CPU time.
-  std::function<void(const char* result, double seconds)> attempt;
+  // Each attempt's end, as upstream counts it: "scheduled" once its bind
+  // succeeded, "unschedulable", or "error" (the decision or the bind
+  // failed); `seconds` from the start of its scheduling cycle, the bind
+  // included; `profile` the pod's schedulerName.
+  std::function<void(const char* result, const std::string& profile, double seconds)> attempt;
+  // Each decision's CPU time (filter and score: upstream's schedulePod).
+  std::function<void(double seconds)> algorithm;
   // A pod bound: its attempts and the time from first queued to bound.
   std::function<void(int attempts, double seconds)> bound;
   // A pod bound: where its time went, stage by stage (latency.hpp).
   std::function<void(const PodTimeline&)> stages;
+  // One decision in ten times its plugin calls into this (nullptr: none).
+  PluginTimings* plugin_timings = nullptr;
 };
 
 struct SchedulerStats {
@@ -186,6 +193,7 @@ class Scheduler {
   EventRecorder events_;
   std::vector<ActiveProfile> profiles_;  // never empty; a handful at most, so looked up by a scan
   std::mt19937_64 rng_;
+  std::uint64_t decisions_ = 0;  // for sampling plugin timings
   SchedulerStats stats_;
   SchedulerObserver observer_;
   std::unique_ptr<PodEvents> pod_events_;

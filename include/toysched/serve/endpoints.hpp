@@ -19,7 +19,8 @@ struct Sources {
   std::vector<const kube::Transport*> transports;  // every client, for API request counts
   const lease::Elector* elector = nullptr;         // with --leader-elect
   std::string lease_name;
-  const async::Supervisor* supervisor = nullptr;  // a dead critical task fails /healthz
+  const async::Supervisor* supervisor = nullptr;         // a dead critical task fails /healthz
+  std::shared_ptr<sched::PluginTimings> plugin_timings;  // made by register_metrics
 };
 
 // Registers every metric on `reg` and hooks the scheduler's observer.

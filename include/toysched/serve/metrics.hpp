@@ -29,9 +29,11 @@ namespace toysched::serve {
 // client_golang's ExponentialBuckets: start, start*factor, ... (count bounds).
 std::vector<double> exponential_buckets(double start, double factor, int count);
 // kube-scheduler's: scheduler_scheduling_attempt_duration_seconds (1 ms x2, 15)
-// and scheduler_pod_scheduling_sli_duration_seconds (10 ms x2, 20).
+// scheduler_pod_scheduling_sli_duration_seconds (10 ms x2, 20) and
+// scheduler_plugin_execution_duration_seconds (10 µs x1.5, 20).
 std::vector<double> attempt_duration_buckets();
 std::vector<double> sli_duration_buckets();
+std::vector<double> plugin_duration_buckets();
 std::vector<double> stage_duration_buckets();
 
 class Counter {
@@ -160,6 +162,12 @@ class Registry {
 // parked at each await point now) and toysched_await_arrivals_total{point}
 // (waits begun there), refreshed at every render.
 void add_task_metrics(Registry& reg);
+
+// process_cpu_seconds_total, process_open_fds, process_max_fds,
+// process_{resident,virtual}_memory_bytes, process_virtual_memory_max_bytes,
+// process_start_time_seconds, process_network_{receive,transmit}_bytes_total:
+// client_golang's names, from /proc at each render.
+void add_process_metrics(Registry& reg);
 
 // Prometheus text-format number: shortest round-trip, +Inf, -Inf, NaN.
 std::string format_value(double v);
