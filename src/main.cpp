@@ -134,6 +134,7 @@ void App::make_scheduler(std::vector<sched::NamedProfile> profiles) {
   sopts.ignore_unsupported_constraints = opts.ignore_unsupported_constraints;
   sopts.instance = opts.scheduler_name + "-" + hostname();
   scheduler = std::make_unique<sched::Scheduler>(*api, *events_api, std::move(sopts), supervisor);
+  sopts.bind_delay = opts.drill.bind_delay;
   // A dead critical task is a dead scheduler (a Go panic): leave non-zero so
   // that a standby, or the Deployment's restart, takes over.
   supervisor.set_on_fatal([this](const std::string& task, const std::string&) {
@@ -261,7 +262,10 @@ asio::awaitable<void> App::wait_for_signal() {
       co_await trace::traced(task, trace::points::main_signal, signals.async_wait(asio::as_tuple(asio::use_awaitable)));
   if (ec) co_return;  // cancelled: a shutdown is already under way
   TS_LOG(0, "Received signal; shutting down", {"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"});
-  co_await shutdown(true, true);
+  if (elector && !opts.drill.release_on_cancel)
+    TS_LOG(0, "Leaving the lease held until it expires (--leader-elect-release-on-cancel=false)",
+           {"lease", opts.leader_election.resource_namespace + "/" + opts.leader_election.resource_name});
+  co_await shutdown(true, opts.drill.release_on_cancel);
 }
 
 // Leave with `code` once the loop runs dry; no more signals are waited for.
@@ -292,11 +296,39 @@ asio::awaitable<void> App::shutdown(bool wait_for_binds, bool release_lease) {
   // instead of a whole lease duration.
   if (elector && release_lease) co_await elector->release();
   if (http) http->stop();
+  if (elector && !release_lease) elector->stop();
   if (https) https->stop();
   scheduler->stop();
 }
 
 // -v, --crash-at, the SIGQUIT dump: what must be in place before anything
+// --dump-dir: the dump's file, absolute, named by pid (a restarted
+// scheduler does not overwrite the last one's), logged so that a person
+// whose terminal lost stderr knows where to look.
+std::string g_dump_file, g_dump_dir;
+
+std::optional<int> set_dump_file(const DrillOptions& drill) {
+  std::string dir = drill.dump_dir.empty() ? "." : drill.dump_dir;
+  if (dir.front() != '/') {
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) return fail_start("--dump-dir: cannot read the working directory");
+    dir = dir == "." ? std::string(cwd) : std::string(cwd) + "/" + dir;
+  }
+  std::string path = dir + "/toy-scheduler-dump-" + std::to_string(getpid()) + ".txt";
+  if (!trace::set_dump_file(path)) return fail_start("--dump-dir: path too long: " + path);
+  g_dump_file = path;
+  g_dump_dir = dir;
+  return std::nullopt;
+}
+
+// Said once the start-up checks have passed (a bad flag or kubeconfig stays
+// one line of output).
+void log_dump_file() {
+  TS_LOG(0, "SIGQUIT and --crash-at dumps are also written to a file", {"path", g_dump_file});
+  if (access(g_dump_dir.c_str(), W_OK) != 0)
+    TS_WARN("The dump directory is not writable: a dump will only go to stderr (see --dump-dir)", {"dir", g_dump_dir});
+}
+
 // else runs. A value means "exit now with this status".
 std::optional<int> configure_process(const Options& opts) {
   log::set_verbosity(opts.verbosity);
@@ -314,7 +346,7 @@ std::optional<int> configure_process(const Options& opts) {
   }
   // Like a Go program's goroutine dump: every task and where it is parked.
   trace::install_sigquit_handler();
-  return std::nullopt;
+  return set_dump_file(opts.drill);
 }
 
 // The profiles of --config, or the default profile under --scheduler-name;
@@ -382,6 +414,7 @@ int main(int argc, char** argv) {
   TS_LOG(0, "Starting Kubernetes Scheduler", {"version", TOYSCHED_VERSION}, {"schedulerName", opts.scheduler_name},
          {"server", config->server.to_string()}, {"config", config->origin.describe()});
   app.start_tasks();
+  log_dump_file();
   if (auto err = app.serve(std::get<std::optional<serve::BindAddress>>(plain), *config); !err.empty())
     return fail_start(err);
   app.wait_for_signals();

@@ -131,6 +131,19 @@ void add_serving_flags(CLI::App& app, Options& o) {
                  "for local use (port 0: any free port). Empty: not served.");
 }
 
+// The drills' flags (DrillOptions), all in one place.
+void add_drill_flags(CLI::App& app, DrillOptions& d) {
+  app.add_option("--dump-dir", d.dump_dir,
+                 "Directory the SIGQUIT dump is also written to, as toy-scheduler-dump-<pid>.txt (its path is "
+                 "logged at start). Empty: the working directory.");
+  add_duration(app, "--bind-delay", d.bind_delay,
+               "Debug: each bind waits this long (await point bind.delay) before its POST, so that a SIGQUIT "
+               "mid-burst finds binds in flight. [0]");
+  app.add_flag("--leader-elect-release-on-cancel", d.release_on_cancel,
+               "On SIGTERM the leader releases the Lease, so a standby takes over at once (kube-scheduler's "
+               "ReleaseOnCancel). false keeps it until it expires. [true]");
+}
+
 // kube-scheduler's leader election flags (and our --leader-elect-identity).
 void add_leader_election_flags(CLI::App& app, LeaderElectionOptions& le) {
   app.add_flag("--leader-elect", le.enabled, "Take a Lease before scheduling, so only one replica decides.");
@@ -225,6 +238,7 @@ ParseResult parse_options(std::vector<std::string> args) {
                  "POINT[:N]: dump tasks and die on the Nth arrival at await point POINT; "
                  "'list' prints the points.");
   app.add_option("--throw-at", o.throw_at,
+  add_drill_flags(app, o.drill);
                  "POINT[:N]: for tests: the task that makes the Nth arrival at await point POINT throws there "
                  "(a bind is retried; the scheduling loop, an informer or the lease ends the process).");
 

@@ -31,6 +31,24 @@ struct LeaderElectionOptions {
   std::string identity;       // empty: $POD_NAME, else hostname_<random>
 };
 
+// Flags for running the drills (/work/shared/seeds) by hand: where the
+// SIGQUIT dump goes, a slowed bind, and whether SIGTERM hands the Lease back.
+// None of them is kube-scheduler's; all are off (upstream behaviour) by default.
+struct DrillOptions {
+  // --dump-dir: the SIGQUIT (and --crash-at) dump is also written to a file
+  // here, as Ctrl-\ in a terminal kills the `tee` the drill pipes into.
+  // Empty: the working directory.
+  std::string dump_dir;
+  // --bind-delay: each bind waits this long (await point bind.delay) before
+  // its POST, so a person can press Ctrl-\ mid-burst. 0: no wait.
+  std::chrono::milliseconds bind_delay{0};
+  // --leader-elect-release-on-cancel: on SIGTERM the leader empties the
+  // Lease (client-go's ReleaseOnCancel, which kube-scheduler sets). false
+  // keeps it held, so a standby waits out the lease duration (the forced
+  // handover, shown with a graceful stop).
+  bool release_on_cancel = true;
+};
+
 struct Options {
   // --config: a KubeSchedulerConfiguration file. As kube-scheduler, the
   // file then decides everything it covers: its profiles, client
@@ -106,6 +124,8 @@ struct Options {
 
 // What parse_options decided: run with these options, or exit now (help,
 // version, a bad flag) with this text and status.
+
+  DrillOptions drill;
 struct ExitNow {
   int status = 0;
   std::string out;  // for stdout (help, version)

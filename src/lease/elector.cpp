@@ -264,12 +264,17 @@ asio::awaitable<bool> Elector::run(std::function<void()> on_leading) {
   co_return co_await renew_until_lost();
 }
 
-asio::awaitable<void> Elector::release() {
-  trace::TaskScope task("lease/release");
+void Elector::stop() {
   wakeup_.stop();
   lease_watch_->stop();
-  if (!stats_.leading || !last_) co_return;
   stats_.leading = false;
+}
+
+asio::awaitable<void> Elector::release() {
+  trace::TaskScope task("lease/release");
+  bool leading = stats_.leading;
+  stop();
+  if (!leading || !last_) co_return;
   auto wrote =
       co_await trace::traced(task, trace::points::lease_update, api_.update_lease(state_.release(*last_, wall::now())));
   if (!wrote) {

@@ -5,6 +5,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -256,6 +257,10 @@ void Scheduler::finish_binding(const BindRequest& req) {
   if (observer_.attempt) observer_.attempt("scheduled", req.pod.scheduler_name, seconds_since(req.times.popped));
   if (observer_.bound) observer_.bound(req.attempts, seconds_since(req.first_queued));
   queue_.done(req.pod.uid);  // stays out of the queue; the watch will confirm it
+  if (opts_.bind_delay.count() > 0) {  // --bind-delay: a debug pause, holding the slot as a slow POST would
+    asio::steady_timer delay(co_await asio::this_coro::executor, opts_.bind_delay);
+    co_await trace::traced(task, trace::points::bind_delay, delay.async_wait(asio::use_awaitable));
+  }
   TS_LOG(2, "Successfully bound pod to node", {"pod", key(req.pod)}, {"node", req.node},
          {"evaluatedNodes", req.evaluated_nodes}, {"feasibleNodes", req.feasible_nodes});
   report_latency(req);

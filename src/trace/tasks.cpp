@@ -4,6 +4,7 @@
 #include "toysched/trace/tasks.hpp"
 
 #include <execinfo.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,8 @@ constinit std::uint32_t g_crash_seen = 0;
 // does not interleave a second one.
 volatile sig_atomic_t g_dying = 0;
 std::int64_t g_start_ns = 0;
+// --dump-dir: the dying dump is also written to this file ("" = not).
+constinit char g_dump_path[4096] = {};
 
 std::int64_t now_ns() noexcept {
   timespec ts;  // CLOCK_MONOTONIC via the vDSO: async-signal-safe and cheap
@@ -178,8 +181,7 @@ void write_untracked(Out& out) noexcept {
 // The whole dying dump: reason line, tasks, native backtrace.
 // `crash` is null for SIGQUIT; otherwise the first line names the point,
 // the count and the task that arrived there (0: an untracked one).
-void dump_fd(int fd, const Point* crash, std::uint32_t nth, std::uint64_t task) noexcept {
-  std::int64_t now = now_ns();
+void dump_fd(int fd, const Point* crash, std::uint32_t nth, std::uint64_t task, std::int64_t now) noexcept {
   {
     Out out(fd);
     if (crash)
@@ -198,18 +200,38 @@ void dump_fd(int fd, const Point* crash, std::uint32_t nth, std::uint64_t task) 
   backtrace_symbols_fd(frames, n, fd);
 }
 
+// The dump to stderr, then the same to the dump file (Ctrl-\ in a terminal
+// also kills the `tee` that stderr goes to), and one line saying where.
+void dump_everywhere(const Point* crash, std::uint32_t nth, std::uint64_t task) noexcept {
+  std::int64_t now = now_ns();  // one instant: the file says what stderr says
+  dump_fd(STDERR_FILENO, crash, nth, task, now);
+  if (!g_dump_path[0]) return;
+  int saved = errno;
+  int fd = ::open(g_dump_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    dump_fd(fd, crash, nth, task, now);
+    ::close(fd);
+  }
+  Out out(STDERR_FILENO);
+  if (fd >= 0)
+    out << "toy-scheduler: dump written to " << g_dump_path << "\n";
+  else
+    out << "toy-scheduler: could not write the dump to " << g_dump_path << " (errno " << std::uint64_t(errno) << ")\n";
+  errno = saved;
+}
+
 [[noreturn]] void die_at(const Point& p, std::uint32_t nth, std::uint64_t task) noexcept {
   if (g_dying) _exit(2);
   g_dying = 1;
   std::fflush(nullptr);  // not in a signal handler here: stdio is fine
-  dump_fd(STDERR_FILENO, &p, nth, task);
+  dump_everywhere(&p, nth, task);
   _exit(2);
 }
 
 void on_sigquit(int) {
   if (g_dying) return;  // the other dump exits
   g_dying = 1;
-  dump_fd(STDERR_FILENO, nullptr, 0, 0);
+  dump_everywhere(nullptr, 0, 0);
   _exit(2);
 }
 
@@ -394,6 +416,13 @@ void install_sigquit_handler() {
   sigfillset(&sa.sa_mask);  // nothing else runs while we dump
   if (sigaction(SIGQUIT, &sa, nullptr) != 0)
     throw std::runtime_error(std::string("sigaction(SIGQUIT): ") + std::strerror(errno));
+}
+
+bool set_dump_file(std::string_view path) noexcept {
+  if (path.size() >= sizeof g_dump_path) return false;
+  std::memcpy(g_dump_path, path.data(), path.size());
+  g_dump_path[path.size()] = '\0';
+  return true;
 }
 
 std::string dump_text() {

@@ -269,3 +269,20 @@ TEST_CASE("kube-scheduler flags with values we cannot take are one error line") 
   CHECK(parse_exit({"--vmodule=abc"}).err == "toy-scheduler: --vmodule: \"abc\" is not pattern=N");
   CHECK(parse_exit({"--leader-elect-resource-lock=endpoints"}).status == 1);
 }
+
+TEST_CASE("the drills' flags: off by default, as upstream") {
+  auto o = parse_ok({});
+  CHECK(o.drill.dump_dir.empty());
+  CHECK(o.drill.bind_delay == 0ms);
+  CHECK(o.drill.release_on_cancel);
+  auto d = parse_ok({"--dump-dir=/tmp/dumps", "--bind-delay=1.5s", "--leader-elect-release-on-cancel=false"});
+  CHECK(d.drill.dump_dir == "/tmp/dumps");
+  CHECK(d.drill.bind_delay == 1500ms);
+  CHECK_FALSE(d.drill.release_on_cancel);
+  CHECK(parse_ok({"--leader-elect-release-on-cancel"}).drill.release_on_cancel);
+  CHECK(parse_ok({"--leader-elect-release-on-cancel=true"}).drill.release_on_cancel);
+  CHECK(parse_exit({"--bind-delay=soon"}).status == 1);
+  auto h = parse_exit({"--help"});
+  for (const char* flag : {"--dump-dir", "--bind-delay", "--leader-elect-release-on-cancel"})
+    CHECK(h.out.find(flag) != std::string::npos);
+}

@@ -92,6 +92,9 @@ class Elector {
   boost::asio::awaitable<bool> run(std::function<void()> on_leading);
   // Stop renewing and hand the lease back, if we hold it.
   boost::asio::awaitable<void> release();
+  // Stop renewing and leave the lease as it is: held until it expires
+  // (--leader-elect-release-on-cancel=false). run() returns true.
+  void stop();
 
   const ElectorStats& stats() const noexcept { return stats_; }
   const std::string& identity() const noexcept { return state_.identity(); }

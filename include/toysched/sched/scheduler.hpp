@@ -66,6 +66,7 @@ struct SchedulerOptions {
   bool ignore_unsupported_constraints = false;  // see Options: refuse such pods unless set
   std::uint64_t seed = std::random_device{}();  // tie-breaking between equal nodes
   std::string instance;                         // reportingInstance of events
+  std::chrono::milliseconds bind_delay{0};      // --bind-delay: each bind waits this before its POST
 };
 
 // Hooks for /metrics, so the scheduling code does not depend on them.

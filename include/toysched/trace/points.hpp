@@ -17,6 +17,7 @@
   X(schedule_pop, "schedule.pop", "scheduling loop idle: no pod ready")                 \
   X(schedule_yield, "schedule.yield", "scheduling loop letting watches and binds run")  \
   X(bind_slot, "bind.slot", "decided; waiting for a bind slot (--bind-parallelism)")    \
+  X(bind_delay, "bind.delay", "--bind-delay: a bind waiting before its POST (debug)")   \
   X(bind_post, "bind.post", "POST pods/binding in flight")                              \
   X(bind_check, "bind.check", "GET the pod: was a replayed bind's 409 our own bind?")   \
   X(watch_list, "watch.list", "LIST (initial or relist) in flight")                     \

@@ -180,6 +180,9 @@ std::string known_points_text();
 // SIGQUIT -> dump every task and a native backtrace to stderr, then _exit(2).
 // Call once at start-up, on the loop thread.
 void install_sigquit_handler();
+// The SIGQUIT and --crash-at dumps are also written to this file
+// (truncated), after stderr; "" turns that off. False if the path is too long.
+bool set_dump_file(std::string_view path) noexcept;
 
 // The SIGQUIT dump without the backtrace and without dying (GET /debug/tasks).
 std::string dump_text();

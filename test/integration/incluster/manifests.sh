@@ -2,7 +2,8 @@
 # manifests/ against a real API server (issue 8): `kubectl apply -f` and
 # `apply -k` both pass server-side validation (dry run) and apply for real,
 # to the same objects; Pod Security "restricted" admits the Deployment without
-# a warning; the Deployment says what the drills need; and the ServiceAccount
+# a warning, while academy-build (shared with seed 002's framework scheduler)
+# enforces no level; the Deployment says what the drills need; and the ServiceAccount
 # can do exactly what toy-scheduler calls, and nothing more.
 source "$(dirname "$0")/../lib.sh"
 use_private_lab --nodes 1
@@ -86,15 +87,36 @@ check "$ctr.securityContext.capabilities.drop" '["ALL"]'
 for r in requests limits; do
   [ -n "$(dep "$ctr.resources.$r.cpu")" ] && [ -n "$(dep "$ctr.resources.$r.memory")" ] || fail "no $r"
 done
-k get namespace academy-build -o jsonpath='{.metadata.labels.pod-security\.kubernetes\.io/enforce}' | grep -qx restricted ||
-  fail "academy-build does not enforce Pod Security restricted"
-# The pod it makes is admitted under "restricted" (server dry run of the template as a Pod).
+# academy-build is shared with seed 002's framework scheduler: no Pod Security
+# label, and a kube-scheduler pod as kubeadm writes it (root, no seccomp) is
+# admitted there without a warning.
+labels=$(k get namespace academy-build -o jsonpath='{.metadata.labels}')
+[[ $labels != *pod-security.kubernetes.io* ]] || fail "academy-build carries a Pod Security label: $labels"
+k -n academy-build apply --dry-run=server -f - >/dev/null 2>"$TEST_TMP/framework.err" <<'YAML' ||
+apiVersion: v1
+kind: Pod
+metadata: {name: framework-scheduler-probe, namespace: academy-build}
+spec:
+  hostNetwork: true
+  containers:
+  - name: kube-scheduler
+    image: registry.k8s.io/kube-scheduler:v1.36.3
+    command: [kube-scheduler, --config=/etc/kubernetes/scheduler-config.yaml]
+YAML
+  fail "a framework-scheduler pod is refused in academy-build: $(cat "$TEST_TMP/framework.err")"
+[ ! -s "$TEST_TMP/framework.err" ] || fail "a framework-scheduler pod draws warnings: $(cat "$TEST_TMP/framework.err")"
+# Our pod still meets "restricted": a server dry run of the template as a Pod
+# in a namespace of its own that enforces (and warns on) it.
+k create namespace restricted-probe >/dev/null
+k label namespace restricted-probe pod-security.kubernetes.io/enforce=restricted \
+  pod-security.kubernetes.io/warn=restricted >/dev/null
+k -n restricted-probe create serviceaccount toy-scheduler >/dev/null  # the pod names it
 k -n academy-build get deployment toy-scheduler -o json |
   python3 -c 'import json,sys; d=json.load(sys.stdin); t=d["spec"]["template"]
-print(json.dumps({"apiVersion":"v1","kind":"Pod","metadata":{"name":"probe","namespace":"academy-build","labels":t["metadata"]["labels"]},"spec":t["spec"]}))' |
+print(json.dumps({"apiVersion":"v1","kind":"Pod","metadata":{"name":"probe","namespace":"restricted-probe","labels":t["metadata"]["labels"]},"spec":t["spec"]}))' |
   k apply -f - --dry-run=server >/dev/null 2>"$TEST_TMP/pod.err" || fail "the pod template is refused: $(cat "$TEST_TMP/pod.err")"
 [ ! -s "$TEST_TMP/pod.err" ] || fail "the pod template draws warnings: $(cat "$TEST_TMP/pod.err")"
-pass "the Deployment: 2 replicas, the drills' args, POD_NAME, probes, limits; its pod passes Pod Security restricted"
+pass "the Deployment: 2 replicas, the drills' args, POD_NAME, probes, limits; its pod passes Pod Security restricted; academy-build admits a kube-scheduler pod"
 
 # Least privilege. What every authenticated account may do (system:basic-user,
 # system:discovery, system:public-info-viewer, system:service-account-issuer-
