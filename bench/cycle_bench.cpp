@@ -7,6 +7,9 @@
 // (scheduler_perf's topology spreading: DoNotSchedule on hostname and
 // ScheduleAnyway on zone, maxSkew 1, nodes in 10 zones) at 5 000 nodes;
 // then all of them at once. Prints a markdown table; never passes or fails.
+// `cycle-bench RUNS explain`: the default rows also with each decision
+// recorded for /debug/explain, as the scheduler records it (the recording's
+// cost is the difference).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,12 +22,15 @@
 
 #include "../test/unit/builders.hpp"
 #include "toysched/sched/algorithm.hpp"
+#include "toysched/sched/explain.hpp"
 
 using namespace toysched;
 using test::make_node;
 using test::make_pod;
 
 namespace {
+
+bool g_record = false;  // record each decision as the scheduler does (/debug/explain)
 
 double thread_cpu_seconds() {
   timespec ts{};
@@ -112,11 +118,15 @@ double run_once(int node_count, int initial, int pods, Shape shape, std::uint64_
   std::mt19937_64 rng(seed);
   const sched::Profile profile = sched::Profile::make_default();
   sched::Search search{percentage, 0};
+  sched::ExplainRecorder recorder;
   double start = thread_cpu_seconds();
   for (int i = 0; i < pods; ++i) {
     kube::Pod p = tmpl;
     p.uid = "m-" + std::to_string(i);
-    auto d = sched::schedule_pod(profile, p, w.cluster, rng, nullptr, percentage < 0 ? nullptr : &search);
+    p.name = p.uid;
+    sched::DecisionTrace* trace = g_record ? recorder.begin(p, 1, node_count) : nullptr;
+    auto d = sched::schedule_pod(profile, p, w.cluster, rng, nullptr, percentage < 0 ? nullptr : &search, trace);
+    if (g_record) recorder.finish(d, false);
     if (d.status != sched::Decision::Status::scheduled) {
       std::fprintf(stderr, "pod %d not scheduled: %s\n", i, d.message.c_str());
       return -1;
@@ -134,9 +144,9 @@ void row(const char* shape_name, int nodes, int initial, int pods, Shape shape, 
   std::sort(us.begin(), us.end());
   std::size_t scored = percentage < 0 ? static_cast<std::size_t>(nodes)
                                       : sched::feasible_nodes_to_find(static_cast<std::size_t>(nodes), 0);
-  std::printf("| %s | %d | %s | %zu | %d | %d | %.1f | %.1f | %.1f |\n", shape_name, nodes,
-              percentage < 0 ? "every node" : "adaptive (default)", scored, pods, runs, us[us.size() / 2], us.front(),
-              us.back());
+  std::printf("| %s%s | %d | %s | %zu | %d | %d | %.1f | %.1f | %.1f |\n", shape_name, g_record ? ", recorded" : "",
+              nodes, percentage < 0 ? "every node" : "adaptive (default)", scored, pods, runs, us[us.size() / 2],
+              us.front(), us.back());
 }
 
 }  // namespace
@@ -150,6 +160,13 @@ int main(int argc, char** argv) {
       "|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
   for (int nodes : {500, 5000}) {
     for (int percentage : {0, -1}) row("default", nodes, 1000, 2000, Shape::plain, percentage, runs);
+  }
+  if (argc > 2 && std::string_view(argv[2]) == "explain") {
+    g_record = true;
+    for (int nodes : {500, 5000}) {
+      for (int percentage : {0, -1}) row("default", nodes, 1000, 2000, Shape::plain, percentage, runs);
+    }
+    return 0;
   }
   if (plain_only) return 0;
   // scheduler_perf's SchedulingPodAntiAffinity / SchedulingPreferredPodAffinity

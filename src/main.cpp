@@ -132,9 +132,11 @@ void App::make_scheduler(std::vector<sched::NamedProfile> profiles) {
   sopts.bind_parallelism = opts.bind_parallelism;
   sopts.percentage_of_nodes_to_score = opts.percentage_of_nodes_to_score;
   sopts.ignore_unsupported_constraints = opts.ignore_unsupported_constraints;
+  sopts.dry_run = opts.dry_run;
+  sopts.explain_rows = static_cast<std::size_t>(opts.explain_rows);
   sopts.instance = opts.scheduler_name + "-" + hostname();
-  scheduler = std::make_unique<sched::Scheduler>(*api, *events_api, std::move(sopts), supervisor);
   sopts.bind_delay = opts.drill.bind_delay;
+  scheduler = std::make_unique<sched::Scheduler>(*api, *events_api, std::move(sopts), supervisor);
   // A dead critical task is a dead scheduler (a Go panic): leave non-zero so
   // that a standby, or the Deployment's restart, takes over.
   supervisor.set_on_fatal([this](const std::string& task, const std::string&) {
@@ -295,13 +297,12 @@ asio::awaitable<void> App::shutdown(bool wait_for_binds, bool release_lease) {
   // Hand the lease back so that a standby takes over in about a second
   // instead of a whole lease duration.
   if (elector && release_lease) co_await elector->release();
-  if (http) http->stop();
   if (elector && !release_lease) elector->stop();
+  if (http) http->stop();
   if (https) https->stop();
   scheduler->stop();
 }
 
-// -v, --crash-at, the SIGQUIT dump: what must be in place before anything
 // --dump-dir: the dump's file, absolute, named by pid (a restarted
 // scheduler does not overwrite the last one's), logged so that a person
 // whose terminal lost stderr knows where to look.
@@ -329,6 +330,7 @@ void log_dump_file() {
     TS_WARN("The dump directory is not writable: a dump will only go to stderr (see --dump-dir)", {"dir", g_dump_dir});
 }
 
+// -v, --crash-at, the SIGQUIT dump: what must be in place before anything
 // else runs. A value means "exit now with this status".
 std::optional<int> configure_process(const Options& opts) {
   log::set_verbosity(opts.verbosity);
@@ -413,8 +415,8 @@ int main(int argc, char** argv) {
   app.make_scheduler(std::move(std::get<std::vector<sched::NamedProfile>>(profiles)));
   TS_LOG(0, "Starting Kubernetes Scheduler", {"version", TOYSCHED_VERSION}, {"schedulerName", opts.scheduler_name},
          {"server", config->server.to_string()}, {"config", config->origin.describe()});
-  app.start_tasks();
   log_dump_file();
+  app.start_tasks();
   if (auto err = app.serve(std::get<std::optional<serve::BindAddress>>(plain), *config); !err.empty())
     return fail_start(err);
   app.wait_for_signals();

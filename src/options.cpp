@@ -197,6 +197,38 @@ std::string apply_config(CLI::App& app, Options& o) {
 
 }  // namespace
 
+namespace {
+
+// How the scheduler decides and binds: the client's rate, the binds in
+// flight, the search, what it refuses, and what it records.
+void add_scheduling_flags(CLI::App& app, Options& o) {
+  app.add_option("--kube-api-qps", o.kube_api_qps,
+                 "Requests per second to the API server; negative turns the limit off.");
+  app.add_option("--kube-api-burst", o.kube_api_burst, "Burst above --kube-api-qps.")->check(CLI::PositiveNumber);
+  app.add_option("--bind-parallelism", o.bind_parallelism,
+                 "Binding requests (POSTs) in flight at once; decisions do not wait for them.")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--percentage-of-nodes-to-score", o.percentage_of_nodes_to_score,
+                 "Stop filtering once this % of the nodes are found feasible (0: kube-scheduler's adaptive "
+                 "rule; 100: every node).")
+      ->check(CLI::Range(0, 100));
+  app.add_flag("--ignore-unsupported-constraints", o.ignore_unsupported_constraints,
+               "Bind pods whose hard constraints toy-scheduler cannot evaluate (required pod affinity or "
+               "anti-affinity, DoNotSchedule topology spread, PVC or ephemeral volumes, resource claims) as if "
+               "those were absent. Default: leave them pending with a FailedScheduling event.");
+  app.add_flag("--dry-run", o.dry_run,
+               "Decide and explain (/debug/explain, -v=10 scores) but never bind and never write events or "
+               "pod status: try a profile on a live cluster safely. A decided pod counts on its node in the "
+               "cache as if bound.");
+  app.add_option("--explain-rows", o.explain_rows,
+                 "How much /debug/explain keeps: each recent pod's last attempt, until the records hold this "
+                 "many node rows (~100 bytes each; a pod counts one plus one per node it lists), oldest out "
+                 "first. 0: record nothing (the decision then copies no names and scores). [100000]")
+      ->check(CLI::Range(0, 100'000'000));
+}
+
+}  // namespace
+
 ParseResult parse_options(std::vector<std::string> args) {
   Options o;
   CLI::App app{"toy-scheduler: a Kubernetes scheduler on one event loop.", "toy-scheduler"};
@@ -218,27 +250,14 @@ ParseResult parse_options(std::vector<std::string> args) {
   auto& le = o.leader_election;
   add_leader_election_flags(app, le);
 
-  app.add_option("--kube-api-qps", o.kube_api_qps,
-                 "Requests per second to the API server; negative turns the limit off.");
-  app.add_option("--kube-api-burst", o.kube_api_burst, "Burst above --kube-api-qps.")->check(CLI::PositiveNumber);
-  app.add_option("--bind-parallelism", o.bind_parallelism,
-                 "Binding requests (POSTs) in flight at once; decisions do not wait for them.")
-      ->check(CLI::Range(1, 10000));
-  app.add_option("--percentage-of-nodes-to-score", o.percentage_of_nodes_to_score,
-                 "Stop filtering once this % of the nodes are found feasible (0: kube-scheduler's adaptive "
-                 "rule; 100: every node).")
-      ->check(CLI::Range(0, 100));
-  app.add_flag("--ignore-unsupported-constraints", o.ignore_unsupported_constraints,
-               "Bind pods whose hard constraints toy-scheduler cannot evaluate (required pod affinity or "
-               "anti-affinity, DoNotSchedule topology spread, PVC or ephemeral volumes, resource claims) as if "
-               "those were absent. Default: leave them pending with a FailedScheduling event.");
+  add_scheduling_flags(app, o);
   add_serving_flags(app, o);
   detail::add_kube_scheduler_flags(app, o);
+  add_drill_flags(app, o.drill);
   app.add_option("--crash-at", o.crash_at,
                  "POINT[:N]: dump tasks and die on the Nth arrival at await point POINT; "
                  "'list' prints the points.");
   app.add_option("--throw-at", o.throw_at,
-  add_drill_flags(app, o.drill);
                  "POINT[:N]: for tests: the task that makes the Nth arrival at await point POINT throws there "
                  "(a bind is retried; the scheduling loop, an informer or the lease ends the process).");
 

@@ -91,6 +91,12 @@ struct Options {
   // constraint may not hold. true binds it as if the constraint were absent
   // (the behaviour before the check; some drills want it).
   bool ignore_unsupported_constraints = false;
+  // --dry-run: decide and explain (/debug/explain, -v=10) but bind nothing
+  // and write nothing (no events, no status): a profile tried on a live
+  // cluster beside the scheduler that really places its pods.
+  bool dry_run = false;
+  // --explain-rows: node rows /debug/explain keeps (0: record nothing).
+  int explain_rows = 100'000;
 
   // The secure port, as kube-scheduler's: HTTPS with delegated
   // authentication and authorization; 0 serves no HTTPS at all.
@@ -120,12 +126,12 @@ struct Options {
 
   std::string crash_at;  // POINT[:N], or "list"
   std::string throw_at;  // POINT[:N]: fault injection for tests
+
+  DrillOptions drill;
 };
 
 // What parse_options decided: run with these options, or exit now (help,
 // version, a bad flag) with this text and status.
-
-  DrillOptions drill;
 struct ExitNow {
   int status = 0;
   std::string out;  // for stdout (help, version)

@@ -1,5 +1,7 @@
 #include "toysched/sched/algorithm.hpp"
 
+#include "toysched/sched/explain.hpp"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -96,6 +98,25 @@ class Diagnosis final : public FilterSink {
   Scratch& s_;
   std::array<int, kReasonCount> counts_{};
   bool resolvable_ = false;
+};
+
+// Forwards to the Diagnosis and writes each rejection, with its reasons
+// in full, to the decision's trace (only when one is asked for).
+class TracingSink final : public FilterSink {
+ public:
+  TracingSink(const kube::Pod& pod, FilterSink& next, DecisionTrace& trace) : pod_(pod), next_(next), t_(trace) {}
+
+  void rejected(const NodeInfo& ni, const FilterStatus& st) override {
+    next_.rejected(ni, st);
+    std::string reason;
+    for (const std::string& r : st.reason_strings(pod_)) reason += (reason.empty() ? "" : ", ") + r;
+    t_.rejected.push_back({ni.node.name, st.plugin, std::move(reason)});
+  }
+
+ private:
+  const kube::Pod& pod_;
+  FilterSink& next_;
+  DecisionTrace& t_;
 };
 
 Decision not_scheduled(Decision d, bool resolvable, std::string message) {
@@ -247,9 +268,28 @@ namespace {
   }
 }
 
+// The scorers and their raw scores, row-major (node by node), into the trace.
+void trace_raw(const Scratch& s, DecisionTrace& t) {
+  for (const WeightedPlugin& w : s.scorers) {
+    t.scorers.push_back(w.plugin->id());
+    t.weights.push_back(w.weight);
+    t.raw_scores.insert(t.raw_scores.end(), s.raw[t.scorers.size() - 1].begin(),
+                        s.raw[t.scorers.size() - 1].begin() + static_cast<std::ptrdiff_t>(s.feasible.size()));
+  }
+}
+
+void trace_normalized(const Scratch& s, DecisionTrace& t) {
+  for (std::size_t k = 0; k < s.scorers.size(); ++k) {
+    t.normalized_scores.insert(t.normalized_scores.end(), s.raw[k].begin(),
+                               s.raw[k].begin() + static_cast<std::ptrdiff_t>(s.feasible.size()));
+  }
+  t.totals.assign(s.total.begin(), s.total.end());
+}
+
 // Every active score plugin over the feasible nodes: raw, normalized,
 // weighted, summed into s.total.
-void score_nodes(const Profile& profile, const kube::Pod& pod, const Cluster& cluster, Scratch& s) {
+void score_nodes(const Profile& profile, const kube::Pod& pod, const Cluster& cluster, Scratch& s,
+                 DecisionTrace* trace) {
   const std::size_t n = s.feasible.size();
   s.scorers.clear();
   for (const WeightedPlugin& w : profile.scorers()) {
@@ -272,6 +312,7 @@ void score_nodes(const Profile& profile, const kube::Pod& pod, const Cluster& cl
       clock.done("Score", s.scorers[k].plugin->id(), "Success");
     }
   }
+  if (trace != nullptr) trace_raw(s, *trace);
   s.total.assign(n, 0);
   for (std::size_t k = 0; k < s.scorers.size(); ++k) {
     const PluginClock clock(cluster.timings);
@@ -279,6 +320,7 @@ void score_nodes(const Profile& profile, const kube::Pod& pod, const Cluster& cl
     clock.done("ScoreExtensionNormalize", s.scorers[k].plugin->id(), "Success");
     add_weighted(s.total.data(), s.raw[k].data(), n, s.scorers[k].weight);
   }
+  if (trace != nullptr) trace_normalized(s, *trace);
 }
 
 void report_scores(const Scratch& s, std::vector<NodeScore>& out) {
@@ -294,9 +336,10 @@ void report_scores(const Scratch& s, std::vector<NodeScore>& out) {
 
 // Every PreFilter of the profile: the filters to run go to s.filters, a
 // narrowing plugin's node names to `names`. A rejection stops there and is
-// message is returned (static storage, as PreFilterResult's).
+// message is returned (static storage, as PreFilterResult's) and the plugin
+// that said it goes to `rejected_by`.
 std::optional<std::string_view> pre_filter(const Profile& profile, const kube::Pod& pod, const Cluster& cluster,
-                                           Scratch& s, const NodeNameSet*& names) {
+                                           Scratch& s, const NodeNameSet*& names, PluginId& rejected_by) {
   s.filters.clear();
   for (Plugin* f : profile.filters()) {
     const PluginClock clock(cluster.timings);
@@ -306,7 +349,10 @@ std::optional<std::string_view> pre_filter(const Profile& profile, const kube::P
                : pre.kind == PreFilterResult::Kind::reject ? "UnschedulableAndUnresolvable"
                                                            : "Success");
     if (pre.kind == PreFilterResult::Kind::skip) continue;
-    if (pre.kind == PreFilterResult::Kind::reject) return pre.message;
+    if (pre.kind == PreFilterResult::Kind::reject) {
+      rejected_by = f->id();
+      return pre.message;
+    }
     if (pre.names != nullptr) names = pre.names;  // one narrowing plugin today (NodeAffinity)
     s.filters.push_back(f);
   }
@@ -316,7 +362,7 @@ std::optional<std::string_view> pre_filter(const Profile& profile, const kube::P
 }  // namespace
 
 Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluster& cluster, std::mt19937_64& rng,
-                      std::vector<NodeScore>* scores, Search* search) {
+                      std::vector<NodeScore>* scores, Search* search, DecisionTrace* trace) {
   const std::span<const NodeInfo* const> nodes = cluster.nodes;
   if (scores != nullptr) scores->clear();
   Decision d;
@@ -326,7 +372,9 @@ Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluste
 
   Scratch& s = scratch();
   const NodeNameSet* names = nullptr;
-  if (auto reject = pre_filter(profile, pod, cluster, s, names)) {
+  PluginId rejected_by = PluginId::none;
+  if (auto reject = pre_filter(profile, pod, cluster, s, names, rejected_by)) {
+    if (trace != nullptr) trace->pre_filter_rejected_by = rejected_by;
     return not_scheduled(std::move(d), false,
                          "0/" + std::to_string(nodes.size()) + " nodes are available: " + std::string(*reject) + ".");
   }
@@ -337,7 +385,10 @@ Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluste
   Search full{100, 0};
   Search& where = search != nullptr && names == nullptr ? *search : full;
   const std::size_t want = names == nullptr ? feasible_nodes_to_find(nodes.size(), where.percentage) : nodes.size();
-  const FilterOutcome fo = filter_nodes(pod, nodes, s.filters, names, s.feasible, diag, want, where, cluster.timings);
+  std::optional<TracingSink> tracing;
+  if (trace != nullptr) tracing.emplace(pod, diag, *trace);
+  FilterSink& sink = tracing ? static_cast<FilterSink&>(*tracing) : diag;
+  const FilterOutcome fo = filter_nodes(pod, nodes, s.filters, names, s.feasible, sink, want, where, cluster.timings);
   if (fo.null_node) {
     d.status = Decision::Status::error;
     d.message = "internal error: a null NodeInfo in the node list";
@@ -345,6 +396,10 @@ Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluste
   }
   d.evaluated_nodes = fo.evaluated;
   d.feasible_nodes = static_cast<int>(s.feasible.size());
+  if (trace != nullptr) {
+    trace->left_out = fo.absent;
+    for (const NodeInfo* ni : s.feasible) trace->feasible.push_back(ni->node.name);
+  }
 
   if (s.feasible.empty()) {
     diag.add_absent(fo.absent);
@@ -356,7 +411,7 @@ Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluste
     return d;
   }
 
-  score_nodes(profile, pod, cluster, s);
+  score_nodes(profile, pod, cluster, s, trace);
   const std::size_t n = s.feasible.size();
   const std::int64_t* const total = s.total.data();
   // The best total and how many nodes share it, in one pass.

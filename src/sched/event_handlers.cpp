@@ -118,6 +118,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
     bool counted = !last.node_name.empty() || s.cache_.contains(last.uid);
     s.queue_.remove(last.uid);
     s.events_.forget(last.uid);
+    s.explain_.forget(key(last));
     if (counted) {
       TS_LOG(3, "Delete event for scheduled pod", {"pod", key(last)});
       s.cache_.remove_pod(last);
@@ -168,6 +169,7 @@ Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opt
       events_(events_api, opts_.scheduler_name, opts_.instance.empty() ? opts_.scheduler_name : opts_.instance,
               supervisor),
       rng_(opts_.seed),
+      explain_(opts_.explain_rows),
       pod_events_(std::make_unique<PodEvents>(*this)),
       node_events_(std::make_unique<NodeEvents>(*this)),
       post_slots_(static_cast<std::size_t>(std::max(1, opts_.bind_parallelism))) {

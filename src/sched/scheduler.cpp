@@ -141,18 +141,32 @@ void Scheduler::schedule_one(Queue::Item item) {
   // responsible_for let the pod in, so it has a profile; a pod that
   // arrives otherwise is an error, not a crash.
   ActiveProfile* prof = profile_for(pod.scheduler_name);
+  // A dry run decides a pod again only when it changed: its last decision
+  // (assumed, never bound) makes way for the new one.
+  if (opts_.dry_run) cache_.forget(pod.uid);
+  // Traced when /debug/explain keeps it or -v=10 logs the scores.
+  const bool traced = explain_.keeps() || log::enabled(10, std::source_location::current().file_name());
+  DecisionTrace* trace = traced ? explain_.begin(pod, item.attempts, static_cast<int>(cluster.nodes.size())) : nullptr;
   Decision d;
   if (prof == nullptr) {
     d.message = "no profile named " + pod.scheduler_name;  // Status::error
   } else if (opts_.ignore_unsupported_constraints || !pod.unsupported.any()) {
-    d = schedule_pod(prof->profile, pod, cluster, rng_, nullptr, &prof->search);
+    d = schedule_pod(prof->profile, pod, cluster, rng_, nullptr, &prof->search, trace);
   } else {
     d = refuse_unsupported(pod);
   }
   double cycle_seconds = seconds_since(cycle_start);
   if (observer_.algorithm) observer_.algorithm(cycle_seconds);
+  if (traced) {
+    log_scores(pod, *trace);
+    explain_.finish(d, opts_.dry_run);
+  }
   if (d.status != Decision::Status::scheduled) {
     handle_scheduling_failure(pod, d, cycle_seconds);
+    return;
+  }
+  if (opts_.dry_run) {
+    dry_run(item, d, cycle_seconds);
     return;
   }
   if (!cache_.assume(pod, d.node)) {
@@ -180,6 +194,36 @@ void Scheduler::schedule_one(Queue::Item item) {
                  supervisor_.handler("bind", std::move(task), async::Criticality::expendable));
 }
 
+// -v=10, as kube-scheduler's prioritizeNodes logs them: each plugin's
+// weighted score on each node, then each node's total.
+void Scheduler::log_scores(const kube::Pod& pod, const DecisionTrace& t) const {
+  if (!t.scored() || !log::enabled(10, std::source_location::current().file_name())) return;
+  for (std::size_t i = 0; i < t.feasible.size(); ++i) {
+    for (std::size_t k = 0; k < t.scorers.size(); ++k) {
+      TS_LOG(10, "Plugin scored node for pod", {"pod", key(pod)}, {"plugin", std::string(plugin_name(t.scorers[k]))},
+             {"node", t.feasible[i]}, {"score", t.weighted(i, k)});
+    }
+  }
+  for (std::size_t i = 0; i < t.feasible.size(); ++i) {
+    TS_LOG(10, "Calculated node's final score for pod", {"pod", key(pod)}, {"node", t.feasible[i]},
+           {"score", t.totals[i]});
+  }
+}
+
+// --dry-run: the pod counts on its node from now on, as a bound pod would,
+// so the decisions that follow see the cluster they would have seen; but
+// nothing is sent. It stays out of the queue until it changes, is deleted,
+// or another scheduler binds it (the watch then puts it where it really went).
+void Scheduler::dry_run(const Queue::Item& item, const Decision& d, double cycle_seconds) {
+  const kube::Pod& pod = item.pod;
+  ++stats_.attempts_scheduled;
+  if (observer_.attempt) observer_.attempt("scheduled", pod.scheduler_name, cycle_seconds);
+  cache_.assume(pod, d.node);
+  queue_.done(pod.uid);
+  TS_LOG(2, "Dry run: pod would be bound to node", {"pod", key(pod)}, {"node", d.node},
+         {"evaluatedNodes", d.evaluated_nodes}, {"feasibleNodes", d.feasible_nodes});
+}
+
 void Scheduler::handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds) {
   bool error = d.status == Decision::Status::error;
   if (error)
@@ -189,7 +233,7 @@ void Scheduler::handle_scheduling_failure(const kube::Pod& pod, const Decision& 
   if (observer_.attempt) observer_.attempt(error ? "error" : "unschedulable", pod.scheduler_name, cycle_seconds);
   TS_LOG(2, "Unable to schedule pod; no fit; waiting", {"pod", key(pod)}, {"err", d.message});
   queue_.unschedulable(pod.uid, clock::now());
-  events_.failed_scheduling(pod, d.message);
+  if (!opts_.dry_run) events_.failed_scheduling(pod, d.message);  // a dry run writes nothing
 }
 
 // The binding cycle. Whatever happens, including an exception, the bind
@@ -217,6 +261,10 @@ asio::awaitable<void> Scheduler::bind(BindRequest req) {
     async::Slots& slots;
     ~give_back() { slots.release(); }
   } slot{post_slots_};
+  if (opts_.bind_delay.count() > 0) {  // --bind-delay: a debug pause, holding the slot as a slow POST would
+    asio::steady_timer delay(co_await asio::this_coro::executor, opts_.bind_delay);
+    co_await trace::traced(task, trace::points::bind_delay, delay.async_wait(asio::use_awaitable));
+  }
   req.times.slotted = clock::now();
   kube::RequestLimits limits;
   limits.may_send = bind_gate_;
@@ -257,10 +305,6 @@ void Scheduler::finish_binding(const BindRequest& req) {
   if (observer_.attempt) observer_.attempt("scheduled", req.pod.scheduler_name, seconds_since(req.times.popped));
   if (observer_.bound) observer_.bound(req.attempts, seconds_since(req.first_queued));
   queue_.done(req.pod.uid);  // stays out of the queue; the watch will confirm it
-  if (opts_.bind_delay.count() > 0) {  // --bind-delay: a debug pause, holding the slot as a slow POST would
-    asio::steady_timer delay(co_await asio::this_coro::executor, opts_.bind_delay);
-    co_await trace::traced(task, trace::points::bind_delay, delay.async_wait(asio::use_awaitable));
-  }
   TS_LOG(2, "Successfully bound pod to node", {"pod", key(req.pod)}, {"node", req.node},
          {"evaluatedNodes", req.evaluated_nodes}, {"feasibleNodes", req.feasible_nodes});
   report_latency(req);

@@ -1,5 +1,7 @@
 #include "toysched/serve/endpoints.hpp"
 
+#include <algorithm>
+
 namespace toysched::serve {
 
 namespace {
@@ -165,6 +167,42 @@ void register_metrics(Registry& reg, Sources& src) {
   });
 }
 
+namespace {
+
+// /debug/explain?pod=NS/NAME[&format=text]: the pod's last attempt.
+void add_explain_route(Routes& routes, const sched::Scheduler& scheduler) {
+  routes.get("/debug/explain", [&scheduler](const Request& r) {
+    // Names and namespaces are DNS labels: the separator is the one
+    // character a client may have percent-encoded.
+    const std::string_view given = r.param("pod").value_or("");
+    std::string pod;
+    for (std::size_t i = 0; i < given.size(); ++i) {
+      const std::string_view next = given.substr(i + 1, std::min<std::size_t>(2, given.size() - i - 1));
+      const bool slash = given[i] == '%' && (next == "2F" || next == "2f");
+      pod += slash ? '/' : given[i];
+      if (slash) i += 2;
+    }
+    if (pod.find('/') == std::string::npos) {
+      return Response{
+          400, "text/plain; charset=utf-8", "want ?pod=NAMESPACE/NAME (and &format=text for a table)\n", {}};
+    }
+    const sched::Explanation* e = scheduler.explanation(pod);
+    if (e == nullptr) {
+      return Response{
+          404,
+          "text/plain; charset=utf-8",
+          "no attempt recorded for pod " + pod + ": not ours, not tried yet, deleted, or aged out of the record\n",
+          {}};
+    }
+    if (r.param("format") == std::optional<std::string_view>("text")) {
+      return Response{200, "text/plain; charset=utf-8", sched::explain_text(*e), {}};
+    }
+    return Response{200, "application/json", sched::explain_json(*e), {}};
+  });
+}
+
+}  // namespace
+
 void add_routes(Routes& routes, Registry& reg, Sources& src) {
   std::vector<HealthCheck> live;
   if (src.supervisor) {
@@ -199,6 +237,7 @@ void add_routes(Routes& routes, Registry& reg, Sources& src) {
   routes.get("/debug/cluster-objects", [&src](const Request& r) {
     return Response{200, "application/json", src.scheduler.debug_cluster_objects_json(r.param("pod")), {}};
   });
+  add_explain_route(routes, src.scheduler);
 }
 
 }  // namespace toysched::serve

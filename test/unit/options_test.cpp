@@ -286,3 +286,17 @@ TEST_CASE("the drills' flags: off by default, as upstream") {
   for (const char* flag : {"--dump-dir", "--bind-delay", "--leader-elect-release-on-cancel"})
     CHECK(h.out.find(flag) != std::string::npos);
 }
+
+TEST_CASE("--dry-run and --explain-rows: off and 100 000 by default") {
+  auto o = parse_ok({});
+  CHECK_FALSE(o.dry_run);
+  CHECK(o.explain_rows == 100'000);
+  auto d = parse_ok({"--dry-run", "--explain-rows=0"});
+  CHECK(d.dry_run);
+  CHECK(d.explain_rows == 0);
+  CHECK(parse_exit({"--explain-rows=-1"}).status == 1);
+  CHECK(parse_exit({"--explain-rows=lots"}).status == 1);
+  auto h = parse_exit({"--help"});
+  CHECK(h.out.find("--dry-run") != std::string::npos);
+  CHECK(h.out.find("--explain-rows") != std::string::npos);
+}

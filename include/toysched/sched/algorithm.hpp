@@ -28,6 +28,8 @@
 
 namespace toysched::sched {
 
+struct DecisionTrace;  // explain.hpp
+
 struct Decision {
   // unresolvable: every node that failed did so for a reason preemption
   // cannot fix (taint, affinity, cordon, node name), or there are no nodes.
@@ -71,7 +73,9 @@ Decision refuse_unsupported(const kube::Pod& pod);
 // (left empty when fewer than two nodes are feasible: nothing is scored then).
 // Single-threaded: scratch buffers are reused across calls on one thread.
 // Without `search`, every node is filtered and every feasible one scored.
+// `trace`, when given, receives what the decision looked at (explain.hpp).
 Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluster& cluster, std::mt19937_64& rng,
-                      std::vector<NodeScore>* scores = nullptr, Search* search = nullptr);
+                      std::vector<NodeScore>* scores = nullptr, Search* search = nullptr,
+                      DecisionTrace* trace = nullptr);
 
 }  // namespace toysched::sched

@@ -37,6 +37,7 @@
 #include "toysched/sched/cache.hpp"
 #include "toysched/sched/cluster_objects.hpp"
 #include "toysched/sched/events.hpp"
+#include "toysched/sched/explain.hpp"
 #include "toysched/sched/latency.hpp"
 #include "toysched/sched/queue.hpp"
 #include "toysched/trace/tasks.hpp"
@@ -67,6 +68,11 @@ struct SchedulerOptions {
   std::uint64_t seed = std::random_device{}();  // tie-breaking between equal nodes
   std::string instance;                         // reportingInstance of events
   std::chrono::milliseconds bind_delay{0};      // --bind-delay: each bind waits this before its POST
+  // --dry-run: decide and explain, never bind nor write events; a decided
+  // pod counts on its node in the cache (assumed) as if bound.
+  bool dry_run = false;
+  // --explain-rows: how much /debug/explain keeps (ExplainRecorder); 0: nothing.
+  std::size_t explain_rows = ExplainRecorder::kDefaultRows;
 };
 
 // Hooks for /metrics, so the scheduling code does not depend on them.
@@ -138,6 +144,8 @@ class Scheduler {
   // (ns/name, as the pod informer has it), its namespace's labels and its
   // default spread selector.
   std::string debug_cluster_objects_json(std::optional<std::string_view> pod) const;
+  // /debug/explain: the pod's (ns/name) last attempt, or nullptr.
+  const Explanation* explanation(std::string_view pod) const { return explain_.find(pod); }
   Cache& cache() noexcept { return cache_; }
   const Queue& queue() const noexcept { return queue_; }
 
@@ -176,6 +184,8 @@ class Scheduler {
   void schedule_one(Queue::Item item);
   void log_synced() const;
   boost::asio::awaitable<void> keep_connections_warm();
+  void log_scores(const kube::Pod& pod, const DecisionTrace& t) const;
+  void dry_run(const Queue::Item& item, const Decision& d, double cycle_seconds);
   void handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds);
   boost::asio::awaitable<void> bind(BindRequest req);
   boost::asio::awaitable<bool> replayed_bind_was_ours(trace::TaskScope& task, const BindRequest& req,
@@ -195,6 +205,7 @@ class Scheduler {
   std::vector<ActiveProfile> profiles_;  // never empty; a handful at most, so looked up by a scan
   std::mt19937_64 rng_;
   std::uint64_t decisions_ = 0;  // for sampling plugin timings
+  ExplainRecorder explain_;      // each recent pod's last attempt
   SchedulerStats stats_;
   SchedulerObserver observer_;
   std::unique_ptr<PodEvents> pod_events_;

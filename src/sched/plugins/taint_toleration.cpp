@@ -72,8 +72,8 @@ std::size_t TaintToleration::filter(const kube::Pod& pod, std::span<const NodeIn
 
 void TaintToleration::score(const kube::Pod& pod, std::span<const NodeInfo* const> feasible,
                             std::span<std::int64_t> out) {
-  if (untainted_) {  // already normalized: the best score everywhere
-    std::fill(out.begin(), out.end(), kMaxNodeScore);
+  if (untainted_) {  // no taint to count anywhere
+    std::fill(out.begin(), out.end(), 0);
     return;
   }
   for (std::size_t i = 0; i < feasible.size(); ++i) {
@@ -83,7 +83,12 @@ void TaintToleration::score(const kube::Pod& pod, std::span<const NodeInfo* cons
 }
 
 void TaintToleration::normalize(std::span<std::int64_t> scores) {
-  if (untainted_) return;
+  // All zero, reversed: the best score everywhere, without the pass that
+  // finds the highest count (/debug/explain still shows raw 0, as upstream's).
+  if (untainted_) {
+    std::fill(scores.begin(), scores.end(), kMaxNodeScore);
+    return;
+  }
   default_normalize_score(scores, kMaxNodeScore, /*reverse=*/true);
 }
 

@@ -1,0 +1,157 @@
+// Why here, why not: what one decision looked at, node by node, kept per pod
+// for /debug/explain and the -v=10 score lines.
+//
+// kube-scheduler answers "why is my pod pending?" with one summary line
+// ("0/3 nodes are available: …") and "why did it go there?" with nothing
+// short of -v=10. A DecisionTrace records, for one attempt, the node each
+// filter rejected and why, and every score plugin's raw, normalized and
+// weighted score on every feasible node; an ExplainRecorder keeps the last
+// attempt of recent pods within a memory budget.
+//
+// Recording costs a copy of the names and numbers the decision made anyway
+// (no plugin runs twice), so it is always on: the question comes after the
+// fact, when turning a flag on would be too late.
+#pragma once
+
+#include "toysched/kube/objects.hpp"
+#include "toysched/sched/framework.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace toysched::sched {
+
+struct Decision;
+
+// Node names packed in one buffer: a decision copies hundreds of them, and
+// one append each costs less than as many std::strings made and freed.
+class NameList {
+ public:
+  void push_back(std::string_view name) {
+    chars_.append(name);
+    ends_.push_back(static_cast<std::uint32_t>(chars_.size()));
+  }
+  std::string_view operator[](std::size_t i) const noexcept {
+    const std::uint32_t begin = i == 0 ? 0 : ends_[i - 1];
+    return std::string_view(chars_).substr(begin, ends_[i] - begin);
+  }
+  std::string_view front() const noexcept { return (*this)[0]; }
+  std::size_t size() const noexcept { return ends_.size(); }
+  bool empty() const noexcept { return ends_.empty(); }
+  void clear() noexcept {
+    chars_.clear();
+    ends_.clear();
+  }
+  std::vector<std::string> strings() const {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < size(); ++i) out.emplace_back((*this)[i]);
+    return out;
+  }
+
+ private:
+  std::string chars_;
+  std::vector<std::uint32_t> ends_;
+};
+
+// Filled by schedule_pod when it is given one (algorithm.hpp). Names are
+// copies, so a trace outlives the cache's NodeInfos.
+struct DecisionTrace {
+  struct Rejection {
+    std::string node;
+    PluginId plugin = PluginId::none;
+    std::string reason;  // upstream's reason strings, ", "-joined
+  };
+  // A PreFilter that rejected every node before any was filtered.
+  PluginId pre_filter_rejected_by = PluginId::none;
+  std::vector<Rejection> rejected;  // in the order the nodes were filtered
+  // Nodes a PreFilter left out by name (NodeAffinity's matchFields).
+  int left_out = 0;
+  // The feasible nodes, in the order filtered; scored when two or more.
+  NameList feasible;
+  // The score plugins that ran (PreScore did not skip them), in profile order.
+  std::vector<PluginId> scorers;
+  std::vector<std::int64_t> weights;
+  // Column-major, as the decision computes them: one column per scorer,
+  // one entry per feasible node (raw(node, scorer) reads them).
+  std::vector<std::int64_t> raw_scores, normalized_scores;
+  std::vector<std::int64_t> totals;  // sum of normalized × weight, per feasible node
+
+  bool scored() const noexcept { return !totals.empty(); }
+  std::int64_t raw(std::size_t node, std::size_t scorer) const noexcept {
+    return raw_scores[scorer * feasible.size() + node];
+  }
+  std::int64_t normalized(std::size_t node, std::size_t scorer) const noexcept {
+    return normalized_scores[scorer * feasible.size() + node];
+  }
+  std::int64_t weighted(std::size_t node, std::size_t scorer) const noexcept {
+    return normalized(node, scorer) * weights[scorer];
+  }
+  // The rows this trace holds, for the recorder's budget.
+  std::size_t rows() const noexcept { return rejected.size() + feasible.size() + 1; }
+  // Empty, its buffers kept for the next decision.
+  void clear();
+};
+
+// One pod's last attempt, as /debug/explain shows it.
+struct Explanation {
+  std::string pod;  // namespace/name
+  std::string uid;
+  std::string profile;
+  int attempt = 0;  // 1 for the first
+  std::chrono::system_clock::time_point at;
+  std::string result;  // scheduled, unschedulable, unresolvable, error; "dry-run" when not bound on purpose
+  std::string node;    // chosen node, when scheduled
+  std::string message;
+  int nodes = 0;  // in the cache at the time
+  int evaluated = 0;
+  DecisionTrace trace;
+};
+
+// JSON: every field of the Explanation, nodes as objects.
+std::string explain_json(const Explanation& e);
+// A plain-text report: a header, the rejected nodes as a table, the scores
+// as a table (one column per plugin, "weighted (raw → normalized)" rows).
+std::string explain_text(const Explanation& e);
+
+class ExplainRecorder {
+ public:
+  // Keeps the last attempt of each pod until the traces hold more than
+  // `row_budget` node rows (a pod counts one row, plus one per node it
+  // lists), oldest first out. ~100 bytes a row: the default, 100 000, is
+  // ~10 MB, 200 pods of a 5 000-node cluster (~500 nodes scored each) or
+  // every pod of a small one. 0 keeps nothing (--explain-rows=0).
+  static constexpr std::size_t kDefaultRows = 100'000;
+  explicit ExplainRecorder(std::size_t row_budget = kDefaultRows) : budget_(row_budget) {}
+  bool keeps() const noexcept { return budget_ > 0; }
+
+  // Starts recording an attempt: the returned trace goes to schedule_pod.
+  DecisionTrace* begin(const kube::Pod& pod, int attempt, int nodes);
+  // Ends it: the Decision's outcome is stored with the trace, replacing
+  // the pod's previous attempt. `dry_run` marks a decision not bound.
+  void finish(const Decision& d, bool dry_run);  // keeps nothing when !keeps()
+  // The pod's last attempt ("namespace/name"), or nullptr.
+  const Explanation* find(std::string_view pod) const;
+  // The pod is gone: its attempt is no longer asked for.
+  void forget(std::string_view pod);
+  std::size_t size() const noexcept { return order_.size(); }
+
+ private:
+  void evict();
+
+  std::size_t budget_;
+  std::size_t rows_ = 0;
+  Explanation current_;
+  std::list<Explanation> order_;  // oldest first
+  // An evicted attempt, kept for its buffers: the next begin() reuses them,
+  // so a warm recorder allocates little.
+  std::optional<Explanation> spare_;
+  std::unordered_map<std::string_view, std::list<Explanation>::iterator> by_pod_;  // keys view into order_
+};
+
+}  // namespace toysched::sched

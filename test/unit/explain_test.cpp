@@ -1,0 +1,234 @@
+// Why here, why not: a decision's trace names each rejected node's filter
+// and reasons, and each feasible node's scores add up to its total; the
+// recorder keeps the last attempt per pod within its budget; the JSON and
+// text renderings show it all.
+#include "toysched/sched/explain.hpp"
+#include "builders.hpp"
+#include "toysched/sched/algorithm.hpp"
+#include "toysched/sched/profile.hpp"
+
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace toysched;
+using sched::Decision;
+using sched::DecisionTrace;
+using sched::NodeInfo;
+using sched::PluginId;
+using test::make_node;
+using test::make_pod;
+
+namespace {
+
+const sched::Profile& default_profile() {
+  static const sched::Profile p = sched::Profile::make_default();
+  return p;
+}
+
+Decision run(const kube::Pod& pod, const std::vector<NodeInfo>& nodes, DecisionTrace* trace,
+             std::vector<sched::NodeScore>* scores = nullptr, std::uint64_t seed = 1) {
+  std::mt19937_64 rng(seed);
+  std::vector<const NodeInfo*> p;
+  for (const auto& n : nodes) p.push_back(&n);
+  return sched::schedule_pod(default_profile(), pod, p, rng, scores, nullptr, trace);
+}
+
+// Three nodes, each turned away by a different filter.
+std::vector<NodeInfo> three_refusals() {
+  return {
+      make_node().name("small").cpu("1").label("disk", "ssd").info(),
+      make_node().name("tainted").taint("dedicated", "gpu", "NoSchedule").label("disk", "ssd").info(),
+      make_node().name("spinning").label("disk", "hdd").info(),
+  };
+}
+
+}  // namespace
+
+TEST_CASE("a pending pod: each node's rejecting filter and its reasons, as the FitError counts them") {
+  const auto nodes = three_refusals();
+  DecisionTrace t;
+  const auto d = run(make_pod().cpu("2").node_selector("disk", "ssd"), nodes, &t);
+  REQUIRE(d.status == Decision::Status::unschedulable);
+  REQUIRE(t.rejected.size() == 3);
+  // Filters run plugin by plugin in profile order: TaintToleration, then
+  // NodeAffinity, then NodeResourcesFit.
+  CHECK(t.rejected[0].node == "tainted");
+  CHECK(t.rejected[0].plugin == PluginId::taint_toleration);
+  CHECK(t.rejected[0].reason == "node(s) had untolerated taint {dedicated: gpu}");
+  CHECK(t.rejected[1].node == "spinning");
+  CHECK(t.rejected[1].plugin == PluginId::node_affinity);
+  CHECK(t.rejected[1].reason == "node(s) didn't match Pod's node affinity/selector");
+  CHECK(t.rejected[2].node == "small");
+  CHECK(t.rejected[2].plugin == PluginId::node_resources_fit);
+  CHECK(t.rejected[2].reason == "Insufficient cpu");
+  CHECK(t.feasible.empty());
+  CHECK_FALSE(t.scored());
+  // The same three reasons the one-line summary counts.
+  CHECK(d.message ==
+        "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector, 1 "
+        "node(s) had untolerated taint {dedicated: gpu}.");
+}
+
+TEST_CASE("a node short of two resources: both reasons, in upstream's order") {
+  const std::vector<NodeInfo> nodes = {make_node().name("tiny").cpu("1").memory("1Gi").info()};
+  DecisionTrace t;
+  run(make_pod().cpu("2").memory("2Gi"), nodes, &t);
+  REQUIRE(t.rejected.size() == 1);
+  CHECK(t.rejected[0].reason == "Insufficient cpu, Insufficient memory");
+}
+
+TEST_CASE("a bound pod: per-plugin weighted scores add up to each node's total, the chosen node's the highest") {
+  std::vector<NodeInfo> nodes = {
+      make_node().name("busy").info(),
+      make_node().name("idle").info(),
+      make_node().name("half").info(),
+  };
+  nodes[0].add_pod(make_pod().name("x").uid("x").cpu("3").memory("24Gi"));
+  nodes[2].add_pod(make_pod().name("y").uid("y").cpu("2").memory("16Gi"));
+  DecisionTrace t;
+  std::vector<sched::NodeScore> scores;
+  const auto d = run(make_pod().cpu("1").memory("1Gi"), nodes, &t, &scores);
+  REQUIRE(d.status == Decision::Status::scheduled);
+  CHECK(d.node == "idle");
+  REQUIRE(t.feasible.strings() == std::vector<std::string>{"busy", "idle", "half"});
+  REQUIRE(t.scored());
+  REQUIRE(t.totals.size() == 3);
+  REQUIRE(scores.size() == 3);
+  std::int64_t best = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    std::int64_t sum = 0;
+    for (std::size_t k = 0; k < t.scorers.size(); ++k) sum += t.weighted(i, k);
+    CHECK(sum == t.totals[i]);
+    CHECK(t.totals[i] == scores[i].total);  // what -v=10 logs
+    best = std::max(best, t.totals[i]);
+  }
+  CHECK(t.totals[1] == best);
+  // NodeResourcesFit (LeastAllocated) on busy: cpu (4-3-1)/4 → 0, memory (32-24-1)/32 → 21; raw (0+21)/2.
+  const auto fit = static_cast<std::size_t>(
+      std::find(t.scorers.begin(), t.scorers.end(), PluginId::node_resources_fit) - t.scorers.begin());
+  REQUIRE(fit < t.scorers.size());
+  CHECK(t.raw(0, fit) == 10);
+  // TaintToleration normalizes (reverse) to 100 on every untainted node, weight 3.
+  const auto tt = static_cast<std::size_t>(std::find(t.scorers.begin(), t.scorers.end(), PluginId::taint_toleration) -
+                                           t.scorers.begin());
+  REQUIRE(tt < t.scorers.size());
+  CHECK(t.raw(0, tt) == 0);
+  CHECK(t.normalized(0, tt) == 100);
+  CHECK(t.weights[tt] == 3);
+  CHECK(t.weighted(0, tt) == 300);
+}
+
+TEST_CASE("recording changes no decision") {
+  const std::vector<NodeInfo> nodes = {make_node().name("a").info(), make_node().name("b").info(),
+                                       make_node().name("c").info(), make_node().name("d").info()};
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    DecisionTrace t;
+    CHECK(run(make_pod(), nodes, &t, nullptr, seed).node == run(make_pod(), nodes, nullptr, nullptr, seed).node);
+  }
+}
+
+TEST_CASE("one feasible node: listed, chosen unscored") {
+  const std::vector<NodeInfo> nodes = {make_node().name("n1").cpu("1").info(), make_node().name("n2").info()};
+  DecisionTrace t;
+  const auto d = run(make_pod().cpu("2"), nodes, &t);
+  CHECK(d.node == "n2");
+  CHECK(t.feasible.strings() == std::vector<std::string>{"n2"});
+  CHECK(t.rejected.size() == 1);
+  CHECK_FALSE(t.scored());
+}
+
+TEST_CASE("a PreFilter that rejects every node is named") {
+  const std::vector<NodeInfo> nodes = {make_node().name("n1").info()};
+  DecisionTrace t;
+  const auto d =
+      run(make_pod().required(test::term().field("metadata.name", "In", {"n1"}).field("metadata.name", "In", {"n2"})),
+          nodes, &t);
+  CHECK(d.status == Decision::Status::unresolvable);
+  CHECK(t.pre_filter_rejected_by == PluginId::node_affinity);
+  CHECK(t.rejected.empty());
+}
+
+namespace {
+
+Decision decided(std::string node) {
+  Decision d;
+  d.status = Decision::Status::scheduled;
+  d.node = std::move(node);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("recorder: the last attempt per pod, the oldest out past the budget, forgotten on delete") {
+  sched::ExplainRecorder r(/*row_budget=*/6);
+  auto attempt = [&](const std::string& name, int n, int feasible) {
+    DecisionTrace* t = r.begin(make_pod().name(name).uid(name), n, 3);
+    for (int i = 0; i < feasible; ++i) t->feasible.push_back("n" + std::to_string(i));
+    r.finish(decided("n0"), false);
+  };
+  attempt("a", 1, 1);  // 2 rows
+  attempt("a", 2, 1);  // replaces: still 2
+  REQUIRE(r.find("default/a") != nullptr);
+  CHECK(r.find("default/a")->attempt == 2);
+  CHECK(r.size() == 1);
+  attempt("b", 1, 2);  // 3 rows: 5 in all
+  CHECK(r.size() == 2);
+  attempt("c", 1, 1);  // 7 > 6: a goes
+  CHECK(r.find("default/a") == nullptr);
+  CHECK(r.find("default/b") != nullptr);
+  CHECK(r.find("default/c") != nullptr);
+  r.forget("default/b");
+  CHECK(r.find("default/b") == nullptr);
+  attempt("big", 1, 40);  // over the budget alone: kept, the others go
+  CHECK(r.size() == 1);
+  CHECK(r.find("default/big") != nullptr);
+}
+
+TEST_CASE("explain_json and explain_text show the rejections and the scores") {
+  sched::ExplainRecorder r;
+  auto nodes = three_refusals();
+  DecisionTrace* t = r.begin(make_pod().ns("web").name("p").cpu("2").node_selector("disk", "ssd"), 3, 3);
+  auto d = run(make_pod().cpu("2").node_selector("disk", "ssd"), nodes, t);
+  r.finish(d, false);
+  const sched::Explanation* e = r.find("web/p");
+  REQUIRE(e != nullptr);
+
+  simdjson::dom::parser parser;
+  const std::string body = explain_json(*e);
+  simdjson::dom::element doc;
+  REQUIRE(parser.parse(body).get(doc) == simdjson::SUCCESS);
+  CHECK(std::string_view(doc["result"]) == "unschedulable");
+  CHECK(std::string_view(doc["pod"]) == "web/p");
+  CHECK(int64_t(doc["attempt"]) == 3);
+  simdjson::dom::array rejected = doc["rejected"];
+  REQUIRE(rejected.size() == 3);
+  CHECK(std::string_view(rejected.at(1)["plugin"]) == "NodeAffinity");
+  CHECK(std::string_view(rejected.at(2)["reason"]) == "Insufficient cpu");
+
+  const std::string text = explain_text(*e);
+  CHECK(text.find("Pod web/p (profile toy-scheduler), attempt 3") == 0);
+  CHECK(text.find("NODE      FILTER            REASON") != std::string::npos);
+  CHECK(text.find("small     NodeResourcesFit  Insufficient cpu") != std::string::npos);
+
+  std::vector<NodeInfo> free = {make_node().name("a").info(), make_node().name("b").info()};
+  t = r.begin(make_pod().ns("web").name("q"), 1, 2);
+  d = run(make_pod(), free, t);
+  r.finish(d, true);
+  e = r.find("web/q");
+  REQUIRE(e != nullptr);
+  CHECK(e->result == "dry-run");
+  REQUIRE(parser.parse(explain_json(*e)).get(doc) == simdjson::SUCCESS);
+  simdjson::dom::array scored = doc["scores"];
+  REQUIRE(scored.size() == 2);
+  std::int64_t sum = 0;
+  for (auto p : simdjson::dom::array(scored.at(0)["plugins"])) sum += int64_t(p["weighted"]);
+  CHECK(sum == int64_t(scored.at(0)["total"]));
+  const std::string table = explain_text(*e);
+  CHECK(table.find("* " + d.node) != std::string::npos);
+  CHECK(table.find("TaintToleration x3") != std::string::npos);
+}
