@@ -70,7 +70,10 @@ ctr=.spec.template.spec.containers[0]
 check() { [ "$(dep "$1")" = "$2" ] || fail "deployment $1 is '$(dep "$1")', want '$2'"; }
 check .spec.replicas 2
 check .spec.template.spec.serviceAccountName toy-scheduler
-check "$ctr.args" '["--leader-elect","--leader-elect-resource-namespace=academy-build","--scheduler-name=toy-scheduler","-v=2"]'
+check "$ctr.args" '["--leader-elect","--leader-elect-resource-namespace=academy-build","--scheduler-name=toy-scheduler","-v=2","--dump-dir=/dumps"]'
+# The root filesystem is read-only: the SIGQUIT dump's file needs a volume.
+check "$ctr.volumeMounts[?(@.mountPath==\"/dumps\")].name" dumps
+check '.spec.template.spec.volumes[?(@.name=="dumps")].emptyDir.sizeLimit' 16Mi
 check "$ctr.env[?(@.name==\"POD_NAME\")].valueFrom.fieldRef.fieldPath" metadata.name
 check "$ctr.livenessProbe.httpGet.path" /livez
 check "$ctr.readinessProbe.httpGet.path" /readyz
