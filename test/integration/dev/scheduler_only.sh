@@ -25,7 +25,9 @@ for o in optimization debug b_ndebug werror b_sanitize cpp_args; do
   v=$(meson introspect --buildoptions "$TOYSCHED_BUILD" | python3 -c '
 import json, sys
 v = next(o["value"] for o in json.load(sys.stdin) if o["name"] == sys.argv[1])
-print(",".join(v) if isinstance(v, list) else str(v).lower())' "$o")
+# A list as a meson array literal: joined with commas, an argument that
+# holds a comma (-fno-sanitize-recover=all) would be split in two.
+print(json.dumps(v) if isinstance(v, list) else str(v).lower())' "$o")
   opts+=("-D$o=$v")
 done
 
