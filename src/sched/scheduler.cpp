@@ -145,7 +145,8 @@ void Scheduler::schedule_one(Queue::Item item) {
   // (assumed, never bound) makes way for the new one.
   if (opts_.dry_run) cache_.forget(pod.uid);
   // Traced when /debug/explain keeps it or -v=10 logs the scores.
-  const bool traced = explain_.keeps() || log::enabled(10, std::source_location::current().file_name());
+  const bool log_scores_too = log::enabled(10, std::source_location::current().file_name());
+  const bool traced = explain_.keeps() || log_scores_too;
   DecisionTrace* trace = traced ? explain_.begin(pod, item.attempts, static_cast<int>(cluster.nodes.size())) : nullptr;
   Decision d;
   if (prof == nullptr) {
@@ -158,7 +159,7 @@ void Scheduler::schedule_one(Queue::Item item) {
   double cycle_seconds = seconds_since(cycle_start);
   if (observer_.algorithm) observer_.algorithm(cycle_seconds);
   if (traced) {
-    log_scores(pod, *trace);
+    if (log_scores_too) log_scores(pod, *trace);
     explain_.finish(d, opts_.dry_run);
   }
   if (d.status != Decision::Status::scheduled) {
@@ -195,9 +196,9 @@ void Scheduler::schedule_one(Queue::Item item) {
 }
 
 // -v=10, as kube-scheduler's prioritizeNodes logs them: each plugin's
-// weighted score on each node, then each node's total.
+// weighted score on each node, then each node's total. Called at -v=10 only.
 void Scheduler::log_scores(const kube::Pod& pod, const DecisionTrace& t) const {
-  if (!t.scored() || !log::enabled(10, std::source_location::current().file_name())) return;
+  if (!t.scored()) return;
   for (std::size_t i = 0; i < t.feasible.size(); ++i) {
     for (std::size_t k = 0; k < t.scorers.size(); ++k) {
       TS_LOG(10, "Plugin scored node for pod", {"pod", key(pod)}, {"plugin", std::string(plugin_name(t.scorers[k]))},

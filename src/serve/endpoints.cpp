@@ -172,16 +172,7 @@ namespace {
 // /debug/explain?pod=NS/NAME[&format=text]: the pod's last attempt.
 void add_explain_route(Routes& routes, const sched::Scheduler& scheduler) {
   routes.get("/debug/explain", [&scheduler](const Request& r) {
-    // Names and namespaces are DNS labels: the separator is the one
-    // character a client may have percent-encoded.
-    const std::string_view given = r.param("pod").value_or("");
-    std::string pod;
-    for (std::size_t i = 0; i < given.size(); ++i) {
-      const std::string_view next = given.substr(i + 1, std::min<std::size_t>(2, given.size() - i - 1));
-      const bool slash = given[i] == '%' && (next == "2F" || next == "2f");
-      pod += slash ? '/' : given[i];
-      if (slash) i += 2;
-    }
+    const std::string pod = r.param("pod").value_or("");
     if (pod.find('/') == std::string::npos) {
       return Response{
           400, "text/plain; charset=utf-8", "want ?pod=NAMESPACE/NAME (and &format=text for a table)\n", {}};
@@ -194,7 +185,7 @@ void add_explain_route(Routes& routes, const sched::Scheduler& scheduler) {
           "no attempt recorded for pod " + pod + ": not ours, not tried yet, deleted, or aged out of the record\n",
           {}};
     }
-    if (r.param("format") == std::optional<std::string_view>("text")) {
+    if (r.param("format") == "text") {
       return Response{200, "text/plain; charset=utf-8", sched::explain_text(*e), {}};
     }
     return Response{200, "application/json", sched::explain_json(*e), {}};
@@ -235,7 +226,8 @@ void add_routes(Routes& routes, Registry& reg, Sources& src) {
   add_debug_flags_v_route(routes);
   add_json_route(routes, "/debug/cache", [&src] { return src.scheduler.debug_cache_json(); });
   routes.get("/debug/cluster-objects", [&src](const Request& r) {
-    return Response{200, "application/json", src.scheduler.debug_cluster_objects_json(r.param("pod")), {}};
+    const std::optional<std::string> pod = r.param("pod");
+    return Response{200, "application/json", src.scheduler.debug_cluster_objects_json(pod), {}};
   });
   add_explain_route(routes, src.scheduler);
 }

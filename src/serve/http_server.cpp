@@ -79,14 +79,46 @@ boost::system::result<BindAddress> parse_bind_address(std::string_view s) {
   return BindAddress{std::move(h), static_cast<std::uint16_t>(p)};
 }
 
-std::optional<std::string_view> Request::param(std::string_view name) const {
+namespace {
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+      continue;
+    }
+    const int hi = s[i] == '%' && i + 2 < s.size() ? hex_digit(s[i + 1]) : -1;
+    const int lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
+    if (lo < 0) {  // not an escape: kept as sent
+      out += s[i];
+      continue;
+    }
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+std::optional<std::string> Request::param(std::string_view name) const {
   std::string_view q = query;
   while (!q.empty()) {
     auto amp = q.find('&');
     std::string_view kv = q.substr(0, amp);
     q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
     auto eq = kv.find('=');
-    if (kv.substr(0, eq) == name) return eq == std::string_view::npos ? std::string_view{} : kv.substr(eq + 1);
+    if (percent_decode(kv.substr(0, eq)) != name) continue;
+    return eq == std::string_view::npos ? std::string{} : percent_decode(kv.substr(eq + 1));
   }
   return std::nullopt;
 }

@@ -39,6 +39,16 @@ trap 'echo "FAIL: $(basename "${BASH_SOURCE[0]}"):$LINENO: $BASH_COMMAND" >&2' E
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 
+# signal_and_wait SIG PID: send SIG to a background process of this shell and
+# wait for it to end; its exit status is left in EXIT_STATUS (a function, not
+# $(...): a subshell cannot wait for this shell's children), without
+# tripping `set -e` on a non-zero one.
+signal_and_wait() {
+  EXIT_STATUS=0
+  kill "-$1" "$2"
+  wait "$2" || EXIT_STATUS=$?
+}
+
 # kubectl against the lab this test uses.
 k() { "$KUBECTL" --kubeconfig "$KCFG" "$@"; }
 

@@ -104,6 +104,20 @@ TEST_CASE("bind addresses") {
     CHECK_MESSAGE(serve::parse_bind_address(bad).error() == serve::errc::bind_address_invalid, bad);
 }
 
+TEST_CASE("query parameters are percent-decoded, for every route") {
+  serve::Request r;
+  r.query = "pod=sched-lab%2Fweb-1&format=text&flag&sp=a+b%20c&bad=100%&Half=%4&v%3D=x";
+  CHECK(r.param("pod") == "sched-lab/web-1");
+  CHECK(r.param("format") == "text");
+  CHECK(r.param("flag") == "");
+  CHECK(r.param("sp") == "a b c");
+  CHECK(r.param("bad") == "100%");  // not an escape: kept as sent
+  CHECK(r.param("Half") == "%4");
+  CHECK(r.param("v=") == "x");  // names are decoded too
+  CHECK_FALSE(r.param("missing"));
+  CHECK(serve::percent_decode("%2f%2F") == "//");
+}
+
 TEST_CASE("an address in use is an error returned to the caller") {
   asio::io_context ioc;
   serve::Routes routes;

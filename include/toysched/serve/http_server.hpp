@@ -59,9 +59,13 @@ struct Request {
   std::string_view query;   // "format=json" (no '?')
   std::string_view body;
   std::string_view authorization;  // the Authorization header ("Bearer ..."), for a Guard only
-  // The value of a query parameter ("" when given without '='), or nullopt.
-  std::optional<std::string_view> param(std::string_view name) const;
+  // The value of a query parameter, percent-decoded ("" when given without
+  // '='), or nullopt. The first one wins when a name repeats.
+  std::optional<std::string> param(std::string_view name) const;
 };
+
+// "%2F" -> "/", "+" -> " "; a '%' not followed by two hex digits is kept as is.
+std::string percent_decode(std::string_view s);
 
 struct Response {
   unsigned status = 200;

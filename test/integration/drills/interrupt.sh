@@ -27,11 +27,10 @@ interrupt_when() {
   procs=$(descendants "$drv" | sort -u)
   echo "drill $1 (pid $drv) midway; its processes: $(echo $procs)"
   [ -n "$procs" ] || fail "the drill had started no process"
-  local start=$SECONDS rc=0
-  kill -INT "$drv"
-  wait "$drv" || rc=$?
-  echo "drill $1 exited $rc, $((SECONDS - start)) s after SIGINT"
-  [ "$rc" = 130 ] || fail "drill $1 exited $rc after SIGINT, not 130"
+  local start=$SECONDS
+  signal_and_wait INT "$drv"
+  echo "drill $1 exited $EXIT_STATUS, $((SECONDS - start)) s after SIGINT"
+  [ "$EXIT_STATUS" = 130 ] || fail "drill $1 exited $EXIT_STATUS after SIGINT, not 130"
   local p left=
   for p in $procs; do
     kill -0 "$p" 2>/dev/null && left+=" $p($(tr '\0' ' ' </proc/$p/cmdline | cut -c1-80))"

@@ -76,10 +76,8 @@ check_promise() {
   check_cache_agrees "$url"
   pass "toy-scheduler's cache agrees with the API server"
   kill -0 "$TOY_PID" 2>/dev/null || fail "toy-scheduler is not running"
-  local rc=0
-  kill -TERM "$TOY_PID"
-  wait "$TOY_PID" || rc=$?
-  [ "$rc" = 0 ] || fail "toy-scheduler exited $rc on SIGTERM"
+  signal_and_wait TERM "$TOY_PID"
+  [ "$EXIT_STATUS" = 0 ] || fail "toy-scheduler exited $EXIT_STATUS on SIGTERM"
   if grep -E '^F[0-9]{4} |terminate called|Sanitizer|Segmentation|Aborted|Task failed|Critical task failed' "$@"; then
     fail "a crash or a failed task in toy-scheduler's log"
   fi

@@ -12,10 +12,8 @@ renewed() { k -n "$NS" get lease roc -o jsonpath='{.spec.renewTime}' 2>/dev/null
 
 start_toy "$TEST_TMP/a.log" -v=2 "${LEASE[@]}" --leader-elect-identity=a --leader-elect-release-on-cancel=false
 wait_until 20 "a leads" '[ "$(holder)" = a ]'
-kill -TERM "$TOY_PID"
-rc=0
-wait "$TOY_PID" || rc=$?
-[ "$rc" = 0 ] || fail "a exited $rc after SIGTERM, want 0"
+signal_and_wait TERM "$TOY_PID"
+[ "$EXIT_STATUS" = 0 ] || fail "a exited $EXIT_STATUS after SIGTERM, want 0"
 grep -q "Leaving the lease held until it expires" "$TEST_TMP/a.log" || fail "a did not say it keeps the lease"
 grep -q "released leader lease" "$TEST_TMP/a.log" && fail "a released the lease with --leader-elect-release-on-cancel=false"
 [ "$(holder)" = a ] || fail "after a's SIGTERM the Lease names '$(holder)', want a (held)"

@@ -9,10 +9,8 @@ mkdir "$TEST_TMP/dumps"
 start_toy "$TEST_TMP/toy.log" -v=2 --kube-api-qps=10 --kube-api-burst=1 --dump-dir="$TEST_TMP/dumps" 
 deployment burst 30 toy-scheduler
 wait_until 20 "a few binds" '[ "$(grep -c "Successfully bound" "$TEST_TMP/toy.log")" -ge 3 ]'
-kill -QUIT "$TOY_PID"
-rc=0
-wait "$TOY_PID" || rc=$?
-[ "$rc" = 2 ] || fail "exit status $rc after SIGQUIT, expected 2"
+signal_and_wait QUIT "$TOY_PID"
+[ "$EXIT_STATUS" = 2 ] || fail "exit status $EXIT_STATUS after SIGQUIT, expected 2"
 grep -q '^SIGQUIT: quit' "$TEST_TMP/toy.log" || fail "no SIGQUIT line"
 header=$(grep -E '^toy-scheduler: [0-9]+ tasks' "$TEST_TMP/toy.log")
 want=$(sed -E 's/^toy-scheduler: ([0-9]+) tasks.*/\1/' <<<"$header")
