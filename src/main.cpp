@@ -29,6 +29,7 @@
 #include "toysched/serve/endpoints.hpp"
 #include "toysched/serve/tls.hpp"
 #include "toysched/trace/tasks.hpp"
+#include "toysched/ui/feed.hpp"
 #include "toysched_version.h"
 
 namespace asio = boost::asio;
@@ -72,6 +73,7 @@ struct App {
   std::unique_ptr<lease::Elector> elector;
   serve::Registry registry;
   std::unique_ptr<serve::Sources> sources;
+  std::unique_ptr<ui::Feed> ui_feed;       // /ui and /debug/events-stream
   serve::Routes routes;                    // the servers keep a reference: lives as long as they
   std::optional<serve::HttpServer> http;   // --metrics-bind-address: plain, loopback
   std::optional<serve::HttpServer> https;  // --secure-port
@@ -189,6 +191,8 @@ std::string App::serve(const std::optional<serve::BindAddress>& plain, const kub
   if (lease_transport) sources->transports.push_back(lease_transport.get());
   serve::register_metrics(registry, *sources);
   serve::add_routes(routes, registry, *sources);
+  ui_feed = std::make_unique<ui::Feed>(ui::FeedSources{*scheduler, elector.get(), sources->lease_name});
+  ui::add_routes(routes, *ui_feed);
   if (opts.secure_port != 0)
     if (auto err = serve_securely(config); !err.empty()) return err;
   if (!plain) return {};

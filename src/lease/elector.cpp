@@ -37,7 +37,12 @@ void LeaseState::observe(const kube::Lease& current, steady::time_point now) {
 }
 
 std::optional<steady::time_point> LeaseState::expires_at() const {
-  if (!observed_at_ || observed_.holder_identity.empty() || observed_.holder_identity == identity_) return std::nullopt;
+  if (observed_.holder_identity == identity_) return std::nullopt;
+  return held_until();
+}
+
+std::optional<steady::time_point> LeaseState::held_until() const {
+  if (!observed_at_ || observed_.holder_identity.empty()) return std::nullopt;
   // The record's own duration, as client-go uses it: a releasing leader
   // writes 1 s so that others need not wait a whole lease.
   auto duration = std::chrono::seconds(observed_.lease_duration_seconds.value_or(

@@ -73,13 +73,19 @@ void Cache::add_pod(const kube::Pod& p) {
     // The watch confirms our assumption (or repeats what we have): swap in
     // the server's copy, moving the accounting if the node differs.
     uncount(it->second.pod);
-    if (it->second.assumed) --assumed_count_;
+    if (it->second.assumed) {
+      --assumed_count_;
+      // Bound where we sent it: ours (or a rival chose the same node, which
+      // the 409 tells: lost_race).
+      it->second.by = it->second.pod.node_name == p.node_name ? BoundBy::us : BoundBy::other;
+    }
     it->second.pod = p;
     it->second.assumed = false;
     count(it->second.pod);  // the cache's copy: NodeInfo keeps pointers to it
     return;
   }
-  auto [at, _] = pods_.emplace(p.uid, PodState{p, false, std::chrono::steady_clock::now()});
+  auto [at, _] = pods_.emplace(
+      p.uid, PodState{p, false, std::chrono::steady_clock::now(), listed_ ? BoundBy::other : BoundBy::unknown});
   count(at->second.pod);
 }
 
@@ -102,7 +108,7 @@ bool Cache::assume(const kube::Pod& p, const std::string& node) {
   if (known == nodes_.end() || !known->second.known) return false;
   kube::Pod copy = p;
   copy.node_name = node;
-  auto [at, _] = pods_.emplace(p.uid, PodState{std::move(copy), true, std::chrono::steady_clock::now()});
+  auto [at, _] = pods_.emplace(p.uid, PodState{std::move(copy), true, std::chrono::steady_clock::now(), BoundBy::us});
   count(at->second.pod);
   ++assumed_count_;
   return true;
@@ -114,6 +120,11 @@ void Cache::forget(const std::string& uid) {
   uncount(it->second.pod);
   --assumed_count_;
   pods_.erase(it);
+}
+
+void Cache::lost_race(const std::string& uid) {
+  auto it = pods_.find(uid);
+  if (it != pods_.end() && !it->second.assumed) it->second.by = BoundBy::other;
 }
 
 bool Cache::is_assumed(const std::string& uid) const {

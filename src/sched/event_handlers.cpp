@@ -56,6 +56,8 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
     if (!p.node_name.empty()) {
       TS_LOG(3, "Add event for scheduled pod", {"pod", key(p)}, {"node", p.node_name});
       s.queue_.remove(p.uid);
+      // Bound after the first list: while we watched (the live page's colour).
+      if (s.pods_->synced()) s.cache_.mark_listed();
       s.cache_.add_pod(p);
       s.move_unschedulable_if("AssignedPodAdd", waits_for_other_pods);
     } else if (s.responsible_for(p)) {

@@ -55,6 +55,12 @@ const Scheduler::ActiveProfile* Scheduler::profile_for(std::string_view schedule
   return const_cast<Scheduler*>(this)->profile_for(scheduler_name);
 }
 
+std::vector<std::string> Scheduler::profile_names() const {
+  std::vector<std::string> names;
+  for (const ActiveProfile& p : profiles_) names.push_back(p.name);
+  return names;
+}
+
 bool Scheduler::synced() const noexcept { return pods_->synced() && nodes_->synced() && objects_->synced(); }
 
 asio::awaitable<void> Scheduler::run_informers() {
@@ -235,6 +241,7 @@ void Scheduler::handle_scheduling_failure(const kube::Pod& pod, const Decision& 
   TS_LOG(2, "Unable to schedule pod; no fit; waiting", {"pod", key(pod)}, {"err", d.message});
   queue_.unschedulable(pod.uid, clock::now());
   if (!opts_.dry_run) events_.failed_scheduling(pod, d.message);  // a dry run writes nothing
+  if (outcome_) outcome_(Outcome{Outcome::Kind::failed, pod, {}, d.message});
 }
 
 // The binding cycle. Whatever happens, including an exception, the bind
@@ -310,6 +317,7 @@ void Scheduler::finish_binding(const BindRequest& req) {
          {"evaluatedNodes", req.evaluated_nodes}, {"feasibleNodes", req.feasible_nodes});
   report_latency(req);
   events_.scheduled(req.pod, req.node);
+  if (outcome_) outcome_(Outcome{Outcome::Kind::bound, req.pod, req.node, {}});
 }
 
 // One line per bound pod at -v=5, and the stage histograms: where the time
@@ -338,7 +346,12 @@ void Scheduler::handle_bind_failure(const BindRequest& req, const kube::ApiError
     // Another scheduler bound it first (or it is being deleted): the API
     // server is the arbiter. Forget our decision; the watch tells the rest.
     ++stats_.bind_conflicts;
+    cache_.lost_race(pod.uid);
     queue_.done(pod.uid);
+    if (outcome_) {
+      const kube::Pod* now = informer_pod(pod);
+      outcome_(Outcome{Outcome::Kind::lost, pod, now != nullptr ? std::string_view(now->node_name) : "", err.message});
+    }
     TS_LOG(2, "Binding rejected: conflict, pod already assigned or changed", {"pod", key(pod)}, {"node", req.node},
            {"err", err.message});
   } else if (err.is_not_found()) {

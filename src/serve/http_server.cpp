@@ -11,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -247,6 +248,52 @@ asio::awaitable<Response> answer(const HttpServer::Impl& impl, const Request& r)
   co_return Response{500, "text/plain; charset=utf-8", "internal error\n", {}};
 }
 
+// A response without a length, written as it is produced, then the end of
+// the connection (the only way to end a body of unknown length in HTTP/1.x
+// without chunking, which EventSource does not need).
+template <class Stream>
+class Sink final : public StreamSink {
+ public:
+  Sink(const HttpServer::Impl& impl, Stream& stream, trace::TaskScope& task)
+      : impl_(impl), stream_(stream), task_(task) {}
+  asio::awaitable<bool> write(std::string chunk) override {
+    if (impl_.stopped) co_return false;
+    beast::get_lowest_layer(stream_).expires_after(impl_.limits.write_timeout);
+    auto [ec, n] = co_await trace::traced(task_, trace::points::serve_write,
+                                          asio::async_write(stream_, asio::buffer(chunk), nothrow));
+    co_return !ec && !impl_.stopped;
+  }
+  asio::awaitable<bool> pause(std::chrono::milliseconds d) override {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await trace::traced(task_, trace::points::ui_tick, t.async_wait(nothrow));
+    co_return !impl_.stopped;
+  }
+
+ private:
+  const HttpServer::Impl& impl_;
+  Stream& stream_;
+  trace::TaskScope& task_;
+};
+
+template <class Stream>
+asio::awaitable<void> stream_response(const HttpServer::Impl& impl, Stream& stream, trace::TaskScope& task,
+                                      const Response& out, unsigned version) {
+  std::string head = "HTTP/" + std::to_string(version / 10) + "." + std::to_string(version % 10) + " " +
+                     std::to_string(out.status) + " " +
+                     std::string(http::obsolete_reason(static_cast<http::status>(out.status))) +
+                     "\r\nContent-Type: " + out.content_type +
+                     "\r\nServer: toy-scheduler\r\nCache-Control: no-cache\r\nConnection: close\r\n";
+  for (const auto& [k, v] : out.headers) head += k + ": " + v + "\r\n";
+  head += "\r\n";
+  Sink<Stream> sink(impl, stream, task);
+  if (!co_await sink.write(std::move(head))) co_return;
+  try {
+    co_await out.stream(sink);
+  } catch (const std::exception& e) {
+    TS_ERROR("HTTP stream failed", {"err", e.what()});
+  }
+}
+
 // Requests on one connection, plain or TLS, until it closes.
 template <class Stream>
 asio::awaitable<void> serve_requests(std::shared_ptr<HttpServer::Impl> impl, Stream& stream, trace::TaskScope& task,
@@ -278,6 +325,11 @@ asio::awaitable<void> serve_requests(std::shared_ptr<HttpServer::Impl> impl, Str
     const auto& req = parser.get();
     Request r = to_request(req);
     Response out = co_await answer(*impl, r);
+    if (out.stream) {
+      const unsigned version = req.version();
+      co_await stream_response(*impl, stream, task, out, version);
+      break;
+    }
     bool keep = req.keep_alive() && !impl->stopped;
     auto res = to_beast(std::move(out), req.version(), keep);
     tcp_layer.expires_after(lim.write_timeout);

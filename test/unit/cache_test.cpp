@@ -2,6 +2,8 @@
 
 #include "toysched/sched/cache.hpp"
 
+#include <optional>
+
 using namespace toysched;
 using kube::Node;
 using kube::Pod;
@@ -129,4 +131,35 @@ TEST_CASE("pods are grouped by namespace, labels and deletion; pods with pod aff
   c.remove_pod(b_deleting);
   CHECK(ni.pod_groups.size() == 1);
   CHECK(ni.count_pods(web_in_d, true) == 0);
+}
+
+TEST_CASE("who bound a pod: us, another scheduler while we watched, or unknown (before we listed)") {
+  sched::Cache c;
+  c.add_node(node("n1"));
+  c.add_node(node("n2"));
+  auto by = [&](const std::string& uid) {
+    std::optional<sched::Cache::BoundBy> found;
+    c.for_each_pod([&](const Pod& p, bool, sched::Cache::BoundBy b) {
+      if (p.uid == uid) found = b;
+    });
+    return found;
+  };
+  c.add_pod(pod("old", 100, "n1"));  // in the first list
+  c.mark_listed();
+  c.add_pod(pod("theirs", 100, "n2"));
+  REQUIRE(c.assume(pod("ours", 100), "n1"));
+  CHECK(by("uid-ours") == sched::Cache::BoundBy::us);  // assumed: ours, bind in flight
+  c.add_pod(pod("ours", 100, "n1"));
+  REQUIRE(c.assume(pod("raced", 100), "n1"));
+  c.add_pod(pod("raced", 100, "n2"));  // the watch shows it elsewhere before our 409
+  REQUIRE(c.assume(pod("same", 100), "n1"));
+  c.add_pod(pod("same", 100, "n1"));  // a rival chose our node: only the 409 tells
+  c.lost_race("uid-same");
+  CHECK(by("uid-old") == sched::Cache::BoundBy::unknown);
+  CHECK(by("uid-theirs") == sched::Cache::BoundBy::other);
+  CHECK(by("uid-ours") == sched::Cache::BoundBy::us);
+  CHECK(by("uid-raced") == sched::Cache::BoundBy::other);
+  CHECK(by("uid-same") == sched::Cache::BoundBy::other);
+  c.lost_race("uid-nobody");  // not in the cache: nothing happens
+  CHECK_FALSE(by("uid-nobody"));
 }

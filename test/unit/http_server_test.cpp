@@ -118,6 +118,48 @@ TEST_CASE("query parameters are percent-decoded, for every route") {
   CHECK(serve::percent_decode("%2f%2F") == "//");
 }
 
+TEST_CASE("a streamed response: header without a length, chunks as written, the task parked at ui.tick") {
+  serve::Routes routes;
+  int pauses = 0;
+  bool ended = false;
+  routes.get("/stream", [&](const serve::Request&) {
+    serve::Response r{200, "text/event-stream", "ignored"};
+    r.stream = [&](serve::StreamSink& sink) -> asio::awaitable<void> {
+      for (int i = 0; i < 3; ++i) {
+        if (!co_await sink.write("data: " + std::to_string(i) + "\n\n")) break;
+        if (co_await sink.pause(20ms)) ++pauses;
+      }
+      ended = true;
+    };
+    return r;
+  });
+  std::string got;
+  bool parked_seen = false;
+  with_server(routes, {}, [&](std::uint16_t port) -> asio::awaitable<void> {
+    auto s = co_await connect(port);
+    http::request<http::string_body> req{http::verb::get, "/stream", 11};
+    req.set(http::field::host, "127.0.0.1");
+    co_await http::async_write(s, req, asio::use_awaitable);
+    char buf[256];
+    for (;;) {
+      auto [ec, n] = co_await s.socket().async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
+      got.append(buf, n);
+      for (const auto& t : trace::snapshot())
+        if (t.point != nullptr && std::string_view(t.point->name) == "ui.tick") parked_seen = true;
+      if (ec) break;  // the server closes the connection when the stream ends
+    }
+  });
+  CHECK(got.starts_with("HTTP/1.1 200 OK\r\n"));
+  CHECK(got.find("Content-Type: text/event-stream\r\n") != std::string::npos);
+  CHECK(got.find("Connection: close\r\n") != std::string::npos);
+  CHECK(got.find("Content-Length") == std::string::npos);
+  CHECK(got.find("ignored") == std::string::npos);
+  CHECK(got.ends_with("\r\n\r\ndata: 0\n\ndata: 1\n\ndata: 2\n\n"));
+  CHECK(pauses == 3);
+  CHECK(ended);
+  CHECK(parked_seen);
+}
+
 TEST_CASE("an address in use is an error returned to the caller") {
   asio::io_context ioc;
   serve::Routes routes;

@@ -98,3 +98,17 @@ TEST_CASE("identity: the flag, else POD_NAME, else hostname_random") {
   CHECK(id.find('_') != std::string::npos);
   CHECK(id != lease::default_identity(""));
 }
+
+TEST_CASE("held_until: when the holder's lease runs out, ours too (the page's countdown); expires_at only for others") {
+  LeaseState me("a", 15s);
+  CHECK_FALSE(me.held_until());  // nothing observed yet
+  me.observe(held_by("a", 2, w0), t0);
+  CHECK(me.held_until() == t0 + 15s);
+  CHECK_FALSE(me.expires_at());  // ours: nothing to wait out
+  CHECK(me.transitions() == 2);
+  me.observe(held_by("b", 3, w0 + 1s), t0 + 20s);
+  CHECK(me.held_until() == t0 + 35s);
+  CHECK(me.expires_at() == t0 + 35s);
+  me.observe(held_by("", 3, w0 + 2s), t0 + 21s);  // released
+  CHECK_FALSE(me.held_until());
+}

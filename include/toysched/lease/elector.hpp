@@ -53,6 +53,8 @@ class LeaseState {
   bool may_take(steady::time_point now) const;
   // When another holder's lease runs out on our clock, if it is held.
   std::optional<steady::time_point> expires_at() const;
+  // When the holder's lease runs out on our clock, ours included (the page).
+  std::optional<steady::time_point> held_until() const;
   // The record to write: a renew if we hold it, else a takeover.
   kube::Lease next(const kube::Lease& current, wall::time_point now) const;
   // The record that hands the lease back (SIGTERM).
@@ -62,6 +64,7 @@ class LeaseState {
 
   const std::string& identity() const noexcept { return identity_; }
   const std::string& holder() const noexcept { return observed_.holder_identity; }
+  std::int32_t transitions() const noexcept { return observed_.lease_transitions.value_or(0); }
   bool held_by_me() const noexcept { return observed_.holder_identity == identity_; }
 
  private:
@@ -98,6 +101,8 @@ class Elector {
 
   const ElectorStats& stats() const noexcept { return stats_; }
   const std::string& identity() const noexcept { return state_.identity(); }
+  // The lease as this replica last read or wrote it (holder, expiry).
+  const LeaseState& state() const noexcept { return state_; }
   // Whether we lead with a renew recent enough that nobody else can hold the
   // lease: leading and within the renew deadline of the last renew. Binds
   // ask this right before they are sent.

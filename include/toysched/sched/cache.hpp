@@ -18,6 +18,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -73,11 +74,26 @@ class Cache {
   std::size_t assumed_count() const noexcept { return assumed_count_; }
   std::size_t bound_count() const noexcept { return pods_.size() - assumed_count_; }
 
+  // Who bound a pod, as far as this process saw (the live page colours by
+  // it): us (assumed by us, then seen bound where we sent it), another
+  // (first seen bound after mark_listed()), or unknown (bound before).
+  enum class BoundBy : std::uint8_t { unknown, us, other };
+  // Pods seen from now on were bound while we watched.
+  void mark_listed() noexcept { listed_ = true; }
+  // A 409 on our bind: whoever bound the pod, it was not us.
+  void lost_race(const std::string& uid);
+  // f(pod, assumed, bound_by) for every pod, bound or assumed, in no order.
+  template <class F>
+  void for_each_pod(F&& f) const {
+    for (const auto& [uid, st] : pods_) f(st.pod, st.assumed, st.by);
+  }
+
  private:
   struct PodState {
     kube::Pod pod;  // node_name = where it counts
     bool assumed = false;
     std::chrono::steady_clock::time_point since;
+    BoundBy by = BoundBy::unknown;
   };
   NodeInfo& info_for(const std::string& node);  // creates a placeholder for pods on unknown nodes
   void count(const kube::Pod& p);
@@ -103,6 +119,7 @@ class Cache {
   std::int64_t affinity_pods_ = 0;
   std::int64_t anti_affinity_pods_ = 0;
   ImageStates images_;  // of the known nodes
+  bool listed_ = false;
   std::vector<const NodeInfo*> list_;
   bool list_dirty_ = true;
 };

@@ -55,6 +55,11 @@ class EventRecorder {
 
   void scheduled(const kube::Pod& pod, const std::string& node);
   void failed_scheduling(const kube::Pod& pod, const std::string& message, bool scheduler_error = false);
+  // The message of the pod's last FailedScheduling event, or nullptr.
+  const std::string* last_failure(const std::string& pod_uid) const {
+    auto it = last_failure_.find(pod_uid);
+    return it == last_failure_.end() ? nullptr : &it->second.message;
+  }
   void forget(const std::string& pod_uid);  // the pod is gone: drop its coalescing state
 
   boost::asio::awaitable<void> run();  // the `events` task

@@ -97,6 +97,21 @@ class Queue {
   std::size_t active_size() const noexcept { return active_.size(); }
   std::size_t backoff_size() const noexcept { return backoff_.size() + error_backoff_.size(); }
   std::size_t unschedulable_size() const noexcept { return unschedulable_.size(); }
+  // f(pod, queue name, attempts) for every pod waiting in a queue, each
+  // queue in the order it is served: "active", "backoff" (both backoff
+  // queues), "unschedulable". Pods in flight or bound are not waiting.
+  template <class F>
+  void for_each_waiting(F&& f) const {
+    auto visit = [&](const std::string& uid, const char* q) {
+      auto it = entries_.find(uid);
+      if (it != entries_.end()) f(it->second.pod, q, it->second.attempts);
+    };
+    for (const auto& k : active_) visit(k.uid, "active");
+    for (const auto& [at, uid] : backoff_) visit(uid, "backoff");
+    for (const auto& [at, uid] : error_backoff_) visit(uid, "backoff");
+    for (const auto& [at, uid] : unschedulable_) visit(uid, "unschedulable");
+  }
+
   // When the next backoff ends (either queue), for the loop's timer.
   std::optional<clock::time_point> next_backoff_expiry() const;
 

@@ -92,6 +92,15 @@ struct SchedulerObserver {
   PluginTimings* plugin_timings = nullptr;
 };
 
+// A decision's outcome, for the live page's ticker (ui/feed.hpp).
+struct Outcome {
+  enum class Kind : std::uint8_t { bound, lost, failed };
+  Kind kind;
+  const kube::Pod& pod;
+  std::string_view node;     // bound: where; lost: where the watch shows it now ("" if not yet)
+  std::string_view message;  // failed: why
+};
+
 struct SchedulerStats {
   std::uint64_t attempts_scheduled = 0;
   std::uint64_t attempts_unschedulable = 0;
@@ -134,6 +143,8 @@ class Scheduler {
 
   const SchedulerStats& stats() const noexcept { return stats_; }
   void set_observer(SchedulerObserver o) { observer_ = std::move(o); }
+  // Each bind won or lost and each unschedulable attempt (nullptr: none).
+  void set_outcome_hook(std::function<void(const Outcome&)> f) { outcome_ = std::move(f); }
   const kube::ReflectorStats& pod_watch_stats() const noexcept { return pods_->stats(); }
   const kube::ReflectorStats& node_watch_stats() const noexcept { return nodes_->stats(); }
   // Namespaces, Services, ReplicationControllers, ReplicaSets, StatefulSets.
@@ -147,7 +158,12 @@ class Scheduler {
   // /debug/explain: the pod's (ns/name) last attempt, or nullptr.
   const Explanation* explanation(std::string_view pod) const { return explain_.find(pod); }
   Cache& cache() noexcept { return cache_; }
+  const Cache& cache() const noexcept { return cache_; }
   const Queue& queue() const noexcept { return queue_; }
+  // The pod's last FailedScheduling message, or nullptr.
+  const std::string* last_failure(const std::string& uid) const { return events_.last_failure(uid); }
+  // The names of the profiles, as pods' schedulerName says them.
+  std::vector<std::string> profile_names() const;
 
  private:
   friend struct SchedulerTestPeer;  // test/unit/scheduler_test.cpp: one cycle without the loop
@@ -208,6 +224,7 @@ class Scheduler {
   ExplainRecorder explain_;      // each recent pod's last attempt
   SchedulerStats stats_;
   SchedulerObserver observer_;
+  std::function<void(const Outcome&)> outcome_;
   std::unique_ptr<PodEvents> pod_events_;
   std::unique_ptr<NodeEvents> node_events_;
   std::unique_ptr<kube::Reflector<kube::Pod>> pods_;

@@ -67,11 +67,31 @@ struct Request {
 // "%2F" -> "/", "+" -> " "; a '%' not followed by two hex digits is kept as is.
 std::string percent_decode(std::string_view s);
 
+// Where a streamed response writes (Server-Sent Events): each write is sent
+// at once, under the server's write deadline.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  // False once the client is gone, too slow, or the server is stopping: the
+  // stream should end then.
+  virtual boost::asio::awaitable<bool> write(std::string chunk) = 0;
+  // Waits `d`, parked at await point ui.tick; false if the server is stopping.
+  virtual boost::asio::awaitable<bool> pause(std::chrono::milliseconds d) = 0;
+};
+using StreamBody = std::function<boost::asio::awaitable<void>(StreamSink&)>;
+
 struct Response {
+  Response() = default;
+  Response(unsigned s, std::string type, std::string b, std::vector<std::pair<std::string, std::string>> h = {})
+      : status(s), content_type(std::move(type)), body(std::move(b)), headers(std::move(h)) {}
+
   unsigned status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra ones (Allow, ...)
+  // Set: `body` is ignored; the status and headers go out without a length,
+  // then `stream` writes until it returns, then the connection closes.
+  StreamBody stream;
 };
 
 using Handler = std::function<Response(const Request&)>;

@@ -34,6 +34,7 @@
   X(serve_accept, "serve.accept", "HTTP server waiting for a connection")               \
   X(serve_read, "serve.read", "HTTP connection waiting for a request")                  \
   X(serve_write, "serve.write", "HTTP connection writing a response")                   \
+  X(ui_tick, "ui.tick", "live page stream waiting for its next delta")                  \
   X(shutdown_drain, "shutdown.drain", "SIGTERM: waiting for binds in flight to finish") \
   X(main_signal, "main.signal", "main waiting for SIGTERM or SIGINT")
 
