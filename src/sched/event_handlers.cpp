@@ -74,6 +74,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
       if (old.node_name.empty()) {
         TS_LOG(3, "Update event for scheduled pod", {"pod", key(now)}, {"node", now.node_name});
         s.queue_.remove(now.uid);
+        s.cache_.mark_listed();  // we saw it pending: bound while we watched
         s.cache_.add_pod(now);
         s.move_unschedulable_if("AssignedPodAdd", waits_for_other_pods);
       } else {

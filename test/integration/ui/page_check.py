@@ -19,6 +19,7 @@ SHOWN = '''JSON.stringify({
     [z.dataset.zone, [...z.querySelectorAll('[data-node]')].map(n => n.dataset.node).sort()])),
   queue: Object.fromEntries(['active', 'backoff', 'unschedulable'].map(q =>
     [q, (document.getElementById('queue-' + q) || {}).textContent])),
+  by: Object.fromEntries([...document.querySelectorAll('[data-pod]')].map(p => [p.dataset.pod, p.dataset.by])),
   holder: (document.getElementById('lease-holder') || {}).textContent,
   tasks: [...document.querySelectorAll('#tasks [data-task]')].map(t => t.dataset.task),
 })'''
@@ -67,6 +68,12 @@ def main():
             problems.append(f'nodes and their pods: page {shown["nodes"]}, API {want_nodes}')
         if {z: sorted(n) for z, n in want_zones.items()} != shown['zones']:
             problems.append(f'zones: page {shown["zones"]}, API {want_zones}')
+        # Who bound each pod: the app label says whose it was.
+        want_by = {'burst': 'us', 'theirs': 'other', 'before': 'unknown'}
+        wrong_by = {pod: by for pod, by in shown['by'].items()
+                    if pod.startswith('ui/') and by != want_by.get(pod[3:].split('-')[0])}
+        if wrong_by:
+            problems.append(f'who bound these pods: page {wrong_by}; want burst: us, theirs: other, before: unknown')
         if shown['holder'].strip() != holder:
             problems.append(f'lease holder: page {shown["holder"]!r}, API {holder!r}')
         if 'schedule' not in shown['tasks'] or not any(t.startswith('watch/') for t in shown['tasks']):
