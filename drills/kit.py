@@ -25,6 +25,7 @@ from fractions import Fraction
 sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from devlib import lab  # noqa: E402
 from resources import pod_requests, quantity  # noqa: E402  (shared with the tests)
+import live_page  # noqa: E402
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.9"
 LABEL = "toysched-drill"  # every object a drill creates carries it
@@ -206,6 +207,8 @@ class Target:
         for b in (self.kubectl, self.toy_bin):
             if not os.access(b, os.X_OK):
                 raise DrillError("%s is not built: run ./dev build (or ./dev drill, which builds)" % b)
+        shot = getattr(args, "ui_screenshot", None)
+        self.live = live_page.LivePage(self, progress, shot) if getattr(args, "ui", False) or shot else None
 
     # -- cleanup -------------------------------------------------------------
     def on_close(self, fn):
@@ -297,6 +300,8 @@ class Target:
         p = Toy(name, argv, os.path.join(self.workdir, name + ".log"))
         self.procs.append(p)
         self.on_close(lambda: p.stop(signal.SIGKILL, grace=5) if p.alive() else None)
+        if self.live:
+            self.live.show(p)
         return p
 
     # -- objects -------------------------------------------------------------
@@ -307,8 +312,11 @@ class Target:
         tmpl = {"metadata": {"labels": self.labels(name)}, "spec": self.pod_spec(scheduler, cpu)}
         obj = {"apiVersion": "apps/v1", "kind": "Deployment",
                "metadata": {"name": name, "namespace": self.ns, "labels": self.labels(name)},
-               "spec": {"replicas": replicas, "selector": {"matchLabels": self.labels(name)}, "template": tmpl}}
+               "spec": {"replicas": 0 if self.live else replicas, "selector": {"matchLabels": self.labels(name)},
+                        "template": tmpl}}
         self.k("create", "-f", "-", input=json.dumps(obj))
+        if self.live:
+            self.live.pace(name, replicas)
 
     def pod_spec(self, scheduler=None, cpu=None):
         c = {"name": "pause", "image": PAUSE_IMAGE}

@@ -69,6 +69,12 @@ def parse(argv):
         sp.add_argument("--nodes", type=int, default=3, help="lab only: number of nodes (default 3)")
         sp.add_argument("--workdir", help="where logs go (default: a temp dir, deleted unless the drill fails)")
         sp.add_argument("--keep", action="store_true", help="keep the workdir (logs) even on success")
+        sp.add_argument("--ui", action="store_true",
+                        help="print (and, with a display, open) each toy-scheduler's live page /ui, and pace the "
+                        "burst (about 4 s) so the eye can follow it")
+        sp.add_argument("--ui-screenshot", metavar="PNG",
+                        help="keep the first toy-scheduler's page open in headless Chromium and save a screenshot "
+                        "of it at the end (implies --ui's pacing)")
         m.add_args(sp)
     args = p.parse_args(argv)
     return args, mods[args.drill]
