@@ -14,7 +14,9 @@ TOY = BUILD / "toy-scheduler"
 CEILING = Path(os.environ.get("BENCH_CEILING") or BUILD / "bench" / "ceiling" / "bench-ceiling")
 
 CONTENDERS = ("toy", "kube-scheduler", "ceiling")
-LABELS = {"toy": "toy-scheduler", "kube-scheduler": "kube-scheduler", "ceiling": "bind ceiling"}
+LABELS = {"toy": "toy-scheduler", "kube-scheduler": "kube-scheduler", "ceiling": "bind ceiling",
+          # not in the default set: bench/page_cost.py's second contender
+          "toy-page": "toy-scheduler, page open"}
 # scheduler_perf SchedulingBasic sizes; other node counts get 2 pods a node.
 DEFAULT_PODS = {500: 2000, 5000: 10000}
 PARALLELISM = 16

@@ -34,7 +34,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, LABELS, LAT_NS, PARALLELISM, ROOT, TOY,
@@ -157,9 +159,10 @@ def create_pods(kubeconfig: str, scheduler: str, ns: str, count: int, rate: floa
 
 
 def contender_cmd(c: str, kubeconfig: str, scheduler: str) -> list[str]:
-    if c == "toy":
+    if c in ("toy", "toy-page"):
         return [str(TOY), "--kubeconfig", kubeconfig, "--scheduler-name", scheduler, f"-v={VERBOSITY}",
-                "--kube-api-qps", "-1", "--bind-parallelism", str(PARALLELISM), "--secure-port", "0"]
+                "--kube-api-qps", "-1", "--bind-parallelism", str(PARALLELISM), "--secure-port", "0"] + (
+                    ["--metrics-bind-address", "127.0.0.1:0"] if c == "toy-page" else [])
     if c == "kube-scheduler":
         # kube-lab kube-scheduler runs the scheduler in this very process
         # (no child), so /proc/PID is the scheduler's own. --qps <= 0: no limit.
@@ -172,6 +175,39 @@ def contender_cmd(c: str, kubeconfig: str, scheduler: str) -> list[str]:
 
 
 # ------------------------------------------------------------------ one measurement
+
+
+class PageFeed:
+    """The live page's feed (/debug/events-stream) read from the scheduler's
+    start, as an open page reads it: every message received, counted, none
+    drawn (drawing is the browser's work, on the viewer's machine)."""
+
+    def __init__(self, log_path: Path, proc: subprocess.Popen):
+        self.messages = self.bytes = 0
+        self._stop = threading.Event()
+        self._resp = None
+        self._thread = threading.Thread(target=self._read, args=(log_path, proc), daemon=True)
+        self._thread.start()
+
+    def _read(self, log_path: Path, proc: subprocess.Popen) -> None:
+        port = None
+        while port is None and not self._stop.is_set() and proc.poll() is None:
+            m = re.search(r"Serving health, metrics and debug endpoints.* port=(\d+)", log_path.read_text())
+            port = m and m.group(1)
+            time.sleep(0.005)
+        if port is None:
+            return
+        self._resp = urllib.request.urlopen(f"http://127.0.0.1:{port}/debug/events-stream", timeout=30)
+        while not self._stop.is_set():
+            line = self._resp.readline()
+            if not line:
+                break
+            self.bytes += len(line)
+            self.messages += line.startswith(b"event: ")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 
 def percentile(xs: list[float], p: float) -> float | None:
@@ -226,6 +262,7 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
     lab = Lab(work, nodes)
     watcher = None
     proc = None
+    page = None
     try:
         lab.start(timeout=300)  # 5 000 nodes take a while to create
         res["lab_ready_s"] = round(lab.ready_seconds, 2)
@@ -241,6 +278,8 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
         err = open(work / f"{c}.log", "w")
         start_ns = time.time_ns()
         proc = subprocess.Popen(contender_cmd(c, lab.kubeconfig, scheduler), stdout=err, stderr=subprocess.STDOUT)
+        if c == "toy-page":
+            page = PageFeed(work / f"{c}.log", proc)
         ok = watcher.wait(lambda: watcher.bound_in.get(TPUT_NS, 0) >= pods, args.drain_timeout or 120 + pods / 20,
                           f"{pods} pods bound by {LABELS[c]}")
         res["cpu_s"] = proc_cpu_seconds(proc.pid)
@@ -274,9 +313,13 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
             res["latency_p99_ms"] = percentile(lat, 99)
             res["latency_max_ms"] = max(lat) if lat else None
             res["peak_rss_after_latency_mib"] = proc_hwm_mib(proc.pid)
+        if page:
+            res["page_messages"], res["page_bytes"] = page.messages, page.bytes
         return res
     finally:
         stop(proc)
+        if page:
+            page.stop()  # after the scheduler: its exit ends the stream the reader waits on
         if proc is not None and c == "ceiling":
             out = (work / "ceiling.log").read_text()
             m = re.search(r"bound (\d+) conflicts (\d+) errors (\d+)", out)

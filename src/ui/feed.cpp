@@ -47,71 +47,107 @@ const char* kind_name(sched::Outcome::Kind k) {
   return "failed";
 }
 
-std::string pod_key(std::string_view prefix, const kube::Pod& p) { return std::string(prefix) + p.ns + "/" + p.name; }
+// Node and pod keys are written into one buffer, reused: no string per key
+// per round unless the key is new to the client.
+struct KeyBuffer {
+  std::string s;
+  std::string_view operator()(std::string_view prefix, std::string_view a, std::string_view b = {}) {
+    s.assign(prefix).append(a);
+    if (!b.empty()) s.append("/").append(b);
+    return s;
+  }
+};
 
-void add_nodes(Snapshot& out, sched::Cache& cache) {
+void offer_nodes(Delta& d, sched::Cache& cache) {
+  KeyBuffer key;
   for (const sched::NodeInfo* ni : cache.nodes()) {
     const kube::Node& n = ni->node;
-    const std::string* zone = kube::find_value(n.labels, kZoneLabel);
+    const std::string* zone_label = kube::find_value(n.labels, kZoneLabel);
+    const std::string_view zone = zone_label != nullptr ? std::string_view(*zone_label) : std::string_view();
     const bool tainted = std::any_of(n.taints.begin(), n.taints.end(), [](const kube::Taint& t) {
       return t.effect == kube::TaintEffect::no_schedule || t.effect == kube::TaintEffect::no_execute;
     });
-    json::Writer w;
-    w.object()
-        .field("name", n.name)
-        .field("zone", zone != nullptr ? *zone : std::string())
-        .field("cpu", n.allocatable.milli_cpu)
-        .field("mem", n.allocatable.memory)
-        .field("pods", n.allocatable.pods)
-        .field("tainted", tainted)
-        .field("unschedulable", n.unschedulable)
-        .field("ready", n.ready)
-        .end();
-    out.emplace_back("node/" + n.name, std::move(w).str());
+    const std::int64_t flags = (tainted ? 1 : 0) | (n.unschedulable ? 2 : 0) | (n.ready ? 4 : 0);
+    const auto& a = n.allocatable;
+    Digest dg;
+    dg.add(zone).add(a.milli_cpu).add(a.memory).add(a.pods).add(flags);
+    d.offer(key("node/", n.name), dg.value(), [&](json::Writer& w) {
+      w.object()
+          .field("name", n.name)
+          .field("zone", zone)
+          .field("cpu", a.milli_cpu)
+          .field("mem", a.memory)
+          .field("pods", a.pods)
+          .field("tainted", tainted)
+          .field("unschedulable", n.unschedulable)
+          .field("ready", n.ready)
+          .end();
+    });
   }
 }
 
-void add_pods(Snapshot& out, const sched::Cache& cache) {
+void offer_pods(Delta& d, const sched::Cache& cache) {
+  KeyBuffer key;
   cache.for_each_pod([&](const kube::Pod& p, bool assumed, sched::Cache::BoundBy by) {
-    json::Writer w;
-    w.object()
-        .field("ns", p.ns)
-        .field("name", p.name)
-        .field("node", p.node_name)
-        .field("cpu", p.requests.milli_cpu)
-        .field("mem", p.requests.memory)
-        .field("by", bound_by_name(by))
-        .field("assumed", assumed)
-        .end();
-    out.emplace_back(pod_key("pod/", p), std::move(w).str());
+    Digest dg;
+    dg.add(p.node_name).add(p.requests.milli_cpu).add(p.requests.memory).add(static_cast<std::int64_t>(by));
+    dg.add(assumed ? 1 : 0);
+    d.offer(key("pod/", p.ns, p.name), dg.value(), [&](json::Writer& w) {
+      w.object()
+          .field("ns", p.ns)
+          .field("name", p.name)
+          .field("node", p.node_name)
+          .field("cpu", p.requests.milli_cpu)
+          .field("mem", p.requests.memory)
+          .field("by", bound_by_name(by))
+          .field("assumed", assumed)
+          .end();
+    });
   });
 }
 
-void add_queue(Snapshot& out, const sched::Scheduler& s) {
-  std::map<std::string_view, int> rank;
-  s.queue().for_each_waiting([&](const kube::Pod& p, const char* queue, int attempts) {
-    const std::string* reason = s.last_failure(p.uid);
-    json::Writer w;
-    w.object()
-        .field("ns", p.ns)
-        .field("name", p.name)
-        .field("queue", queue)
-        .field("rank", rank[queue]++)
-        .field("attempts", attempts)
-        .field("reason", reason != nullptr ? *reason : std::string())
-        .end();
-    out.emplace_back(pod_key("pending/", p), std::move(w).str());
-  });
+// Small values that change often: written every round, sent when the text differs.
+void offer_text(Delta& d, std::string_view key, const std::string& text) {
+  Digest dg;
+  dg.add(text);
+  d.offer(key, dg.value(), [&](json::Writer& w) { w.raw(text); });
+}
+
+// The counts, and the head of each queue with each pod's last failure.
+std::string queue_json(const sched::Scheduler& s) {
+  const sched::Queue& q = s.queue();
+  std::map<std::string_view, std::vector<const kube::Pod*>> heads;
+  std::map<const kube::Pod*, int> attempts;
+  q.for_each_waiting(
+      [&](const kube::Pod& p, const char* queue, int n) {
+        heads[queue].push_back(&p);
+        attempts[&p] = n;
+      },
+      Feed::kQueueHead);
   json::Writer w;
   w.object()
-      .field("active", static_cast<std::uint64_t>(s.queue().active_size()))
-      .field("backoff", static_cast<std::uint64_t>(s.queue().backoff_size()))
-      .field("unschedulable", static_cast<std::uint64_t>(s.queue().unschedulable_size()))
-      .end();
-  out.emplace_back("queue", std::move(w).str());
+      .field("active", static_cast<std::uint64_t>(q.active_size()))
+      .field("backoff", static_cast<std::uint64_t>(q.backoff_size()))
+      .field("unschedulable", static_cast<std::uint64_t>(q.unschedulable_size()));
+  w.key("heads").object();
+  for (const auto& [queue, pods] : heads) {
+    w.key(queue).array();
+    for (const kube::Pod* p : pods) {
+      const std::string* reason = s.last_failure(p->uid);
+      w.object()
+          .field("ns", p->ns)
+          .field("name", p->name)
+          .field("attempts", attempts[p])
+          .field("reason", reason != nullptr ? *reason : std::string())
+          .end();
+    }
+    w.end();
+  }
+  w.end().end();
+  return std::move(w).str();
 }
 
-void add_lease(Snapshot& out, const FeedSources& src) {
+std::string lease_json(const FeedSources& src) {
   json::Writer w;
   w.object();
   if (src.elector == nullptr) {
@@ -129,10 +165,10 @@ void add_lease(Snapshot& out, const FeedSources& src) {
         .field("expires_in_ms", std::max<std::int64_t>(left_ms, 0));
   }
   w.end();
-  out.emplace_back("lease", std::move(w).str());
+  return std::move(w).str();
 }
 
-void add_tasks(Snapshot& out) {
+std::string tasks_json() {
   json::Writer w;
   w.array();
   for (const trace::TaskInfo& t : trace::snapshot()) {
@@ -144,10 +180,10 @@ void add_tasks(Snapshot& out) {
         .end();
   }
   w.end();
-  out.emplace_back("tasks", std::move(w).str());
+  return std::move(w).str();
 }
 
-void add_scheduler(Snapshot& out, const sched::Scheduler& s) {
+std::string scheduler_json(const sched::Scheduler& s) {
   std::string names;
   for (const std::string& n : s.profile_names()) names += (names.empty() ? "" : ",") + n;
   json::Writer w;
@@ -156,7 +192,7 @@ void add_scheduler(Snapshot& out, const sched::Scheduler& s) {
       .field("scheduled", s.stats().binds_ok)
       .field("conflicts", s.stats().bind_conflicts)
       .end();
-  out.emplace_back("scheduler", std::move(w).str());
+  return std::move(w).str();
 }
 
 void write_tick(json::Writer& w, const Tick& t) {
@@ -172,33 +208,52 @@ void write_tick(json::Writer& w, const Tick& t) {
 
 }  // namespace
 
-std::string delta_json(const Snapshot& sent, const Snapshot& now, std::span<const Tick> ticks, bool reset) {
-  json::Writer w;
-  w.object();
-  if (reset) w.field("reset", true);
-  bool changed = reset || !ticks.empty();
-  w.key("set").object();
-  std::size_t i = 0;
-  for (const auto& [key, value] : now) {
-    while (i < sent.size() && sent[i].first < key) ++i;
-    const bool same = i < sent.size() && sent[i].first == key && sent[i].second == value;
-    if (reset || !same) {
-      w.key(key).raw(value);
-      changed = true;
+Digest& Digest::add(std::string_view s) noexcept {
+  for (unsigned char c : s) h_ = (h_ ^ c) * 1099511628211ull;
+  h_ = (h_ ^ 0xff) * 1099511628211ull;  // a separator: ("ab","c") differs from ("a","bc")
+  return *this;
+}
+
+Digest& Digest::add(std::int64_t v) noexcept {
+  for (int i = 0; i < 8; ++i) h_ = (h_ ^ ((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xff)) * 1099511628211ull;
+  return *this;
+}
+
+Delta::Delta(ClientView& view, bool reset) : view_(view), changed_(reset) {
+  ++view_.round;
+  if (reset) view_.sent.clear();
+  w_.object();
+  if (reset) w_.field("reset", true);
+  w_.key("set").object();
+}
+
+bool Delta::record(std::string_view key, std::uint64_t digest) {
+  auto it = view_.sent.find(key);
+  if (it == view_.sent.end()) {
+    view_.sent.emplace(std::string(key), ClientView::Sent{digest, view_.round});
+    return true;
+  }
+  it->second.round = view_.round;
+  if (it->second.digest == digest) return false;
+  it->second.digest = digest;
+  return true;
+}
+
+std::string Delta::finish(std::span<const Tick> ticks) && {
+  w_.end().key("del").array();
+  for (auto it = view_.sent.begin(); it != view_.sent.end();) {
+    if (it->second.round == view_.round) {
+      ++it;
+      continue;
     }
+    w_.value(it->first);
+    changed_ = true;
+    it = view_.sent.erase(it);
   }
-  w.end().key("del").array();
-  std::size_t j = 0;
-  for (const auto& [key, value] : sent) {
-    while (j < now.size() && now[j].first < key) ++j;
-    if (j < now.size() && now[j].first == key) continue;
-    if (!reset) w.value(key);  // a reset replaces everything: nothing to delete
-    changed = changed || !reset;
-  }
-  w.end().key("ticker").array();
-  for (const Tick& t : ticks) write_tick(w, t);
-  w.end().end();
-  return changed ? std::move(w).str() : std::string();
+  w_.end().key("ticker").array();
+  for (const Tick& t : ticks) write_tick(w_, t);
+  w_.end().end();
+  return changed_ || !ticks.empty() ? std::move(w_).str() : std::string();
 }
 
 Feed::Feed(FeedSources src) : src_(std::move(src)) {
@@ -207,18 +262,15 @@ Feed::Feed(FeedSources src) : src_(std::move(src)) {
 
 Feed::~Feed() { src_.scheduler.set_outcome_hook(nullptr); }
 
-Snapshot Feed::snapshot() const {
-  Snapshot out;
-  out.reserve(src_.scheduler.cache().node_count() + src_.scheduler.cache().bound_count() +
-              src_.scheduler.cache().assumed_count() + src_.scheduler.queue().active_size() + 8);
-  add_nodes(out, src_.scheduler.cache());
-  add_pods(out, src_.scheduler.cache());
-  add_queue(out, src_.scheduler);
-  add_lease(out, src_);
-  add_tasks(out);
-  add_scheduler(out, src_.scheduler);
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  return out;
+std::string Feed::delta(ClientView& view, std::span<const Tick> ticks, bool reset) const {
+  Delta d(view, reset);
+  offer_nodes(d, src_.scheduler.cache());
+  offer_pods(d, src_.scheduler.cache());
+  offer_text(d, "queue", queue_json(src_.scheduler));
+  offer_text(d, "lease", lease_json(src_));
+  offer_text(d, "tasks", tasks_json());
+  offer_text(d, "scheduler", scheduler_json(src_.scheduler));
+  return std::move(d).finish(ticks);
 }
 
 void Feed::record(const sched::Outcome& o) {
@@ -241,18 +293,16 @@ asio::awaitable<void> Feed::stream(serve::StreamSink& sink) {
       if (--sh.clients == 0) sh.ticks.clear();
     }
   } leave{*sh};
-  Snapshot sent;
+  ClientView view;
   std::uint64_t seen = 0;  // the first message carries the ticks kept so far
   bool reset = true;
   auto last_write = std::chrono::steady_clock::now();
   for (;;) {
-    Snapshot now = snapshot();
     std::vector<Tick> fresh;
     for (const Tick& t : sh->ticks)
       if (t.seq > seen) fresh.push_back(t);
     if (!fresh.empty()) seen = fresh.back().seq;
-    std::string body = delta_json(sent, now, fresh, reset);
-    sent = std::move(now);
+    std::string body = delta(view, fresh, reset);
     reset = false;
     const auto t = std::chrono::steady_clock::now();
     if (!body.empty()) {

@@ -1,11 +1,13 @@
-// The live page's deltas (ui/feed.hpp): what a client is sent given what it
-// was sent last. Parsed back with simdjson, as the page's JSON.parse would.
+// The live page's deltas (ui/feed.hpp): what a client is sent in a round,
+// given the digests it was sent before. Parsed back with simdjson, as the
+// page's JSON.parse would.
 #include <doctest/doctest.h>
 
 #include "toysched/ui/feed.hpp"
 
 #include <simdjson.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,12 +15,11 @@ using namespace toysched;
 
 namespace {
 
-// The delta's keys under "set" (with their raw JSON), "del", and tick pods.
 struct Parsed {
   bool reset = false;
-  std::vector<std::pair<std::string, std::string>> set;
+  std::map<std::string, std::string> set;  // key -> the value's JSON
   std::vector<std::string> del;
-  std::vector<std::string> ticks;
+  std::vector<std::string> ticks;  // their pods
 };
 
 Parsed parse(const std::string& body) {
@@ -27,44 +28,79 @@ Parsed parse(const std::string& body) {
   Parsed out;
   bool reset = false;
   if (doc["reset"].get(reset) == simdjson::SUCCESS) out.reset = reset;
-  for (auto [k, v] : doc["set"].get_object()) out.set.emplace_back(std::string(k), simdjson::minify(v));
+  for (auto [k, v] : doc["set"].get_object()) out.set.emplace(std::string(k), simdjson::minify(v));
   for (auto v : doc["del"].get_array()) out.del.emplace_back(std::string_view(v.get_string()));
   for (auto v : doc["ticker"].get_array()) out.ticks.emplace_back(std::string_view(v["pod"].get_string()));
   return out;
 }
 
+// One round offering `state` (key -> a number, its own digest and value).
+std::string round(ui::ClientView& view, const std::map<std::string, std::int64_t>& state, bool reset,
+                  std::vector<ui::Tick> ticks = {}) {
+  ui::Delta d(view, reset);
+  for (const auto& [k, v] : state) {
+    ui::Digest dg;
+    dg.add(v);
+    d.offer(k, dg.value(), [&](json::Writer& w) { w.object().field("v", v).end(); });
+  }
+  return std::move(d).finish(ticks);
+}
+
 }  // namespace
 
 TEST_CASE("a reset sends every key; then only what changed, what went, and new ticks") {
-  ui::Snapshot a = {{"node/n1", R"({"cpu":1000})"}, {"pod/d/a", R"({"node":"n1"})"}, {"queue", R"({"active":1})"}};
-  std::string first = ui::delta_json({}, a, {}, true);
-  Parsed p = parse(first);
-  CHECK(p.reset);
-  CHECK(p.set == a);
-  CHECK(p.del.empty());
+  ui::ClientView view;
+  std::map<std::string, std::int64_t> a = {{"node/n1", 1000}, {"pod/d/a", 1}, {"queue", 0}};
+  Parsed first = parse(round(view, a, true));
+  CHECK(first.reset);
+  CHECK(first.set == std::map<std::string, std::string>{
+                         {"node/n1", R"({"v":1000})"}, {"pod/d/a", R"({"v":1})"}, {"queue", R"({"v":0})"}});
+  CHECK(first.del.empty());
 
-  SUBCASE("nothing changed, no tick: nothing to send") { CHECK(ui::delta_json(a, a, {}, false).empty()); }
-  SUBCASE("a reset is sent even when nothing changed") { CHECK(parse(ui::delta_json(a, a, {}, true)).set == a); }
+  SUBCASE("nothing changed, no tick: nothing to send") { CHECK(round(view, a, false).empty()); }
+  SUBCASE("a reset is sent whole even when nothing changed, and deletes nothing") {
+    Parsed again = parse(round(view, a, true));
+    CHECK(again.set.size() == 3);
+    CHECK(again.del.empty());
+  }
   SUBCASE("a changed value, a new key, a gone key") {
-    ui::Snapshot b = {{"node/n1", R"({"cpu":1000})"},
-                      {"node/n2", R"({"cpu":2000})"},
-                      {"pod/d/b", R"({"node":"n2"})"},
-                      {"queue", R"({"active":0})"}};
-    Parsed d = parse(ui::delta_json(a, b, {}, false));
+    std::map<std::string, std::int64_t> b = {{"node/n1", 1000}, {"node/n2", 2000}, {"pod/d/b", 2}, {"queue", 1}};
+    Parsed d = parse(round(view, b, false));
     CHECK_FALSE(d.reset);
-    CHECK(d.set ==
-          ui::Snapshot{{"node/n2", R"({"cpu":2000})"}, {"pod/d/b", R"({"node":"n2"})"}, {"queue", R"({"active":0})"}});
+    CHECK(d.set == std::map<std::string, std::string>{
+                       {"node/n2", R"({"v":2000})"}, {"pod/d/b", R"({"v":2})"}, {"queue", R"({"v":1})"}});
     CHECK(d.del == std::vector<std::string>{"pod/d/a"});
+    SUBCASE("a gone key is deleted once") { CHECK(round(view, b, false).empty()); }
+    SUBCASE("and may come back") {
+      b["pod/d/a"] = 1;
+      CHECK(parse(round(view, b, false)).set == std::map<std::string, std::string>{{"pod/d/a", R"({"v":1})"}});
+    }
   }
   SUBCASE("ticks alone make a message") {
     std::vector<ui::Tick> ticks = {{7, 1700000000000, "lost", "d/a", "n2", "Operation cannot be fulfilled"},
                                    {8, 1700000000001, "bound", "d/b", "n1", ""}};
-    Parsed d = parse(ui::delta_json(a, a, ticks, false));
+    Parsed d = parse(round(view, a, false, ticks));
     CHECK(d.set.empty());
     CHECK(d.ticks == std::vector<std::string>{"d/a", "d/b"});
   }
-  SUBCASE("keys are escaped: a name with a quote stays one key") {
-    ui::Snapshot q = {{"pod/d/\"x", "1"}};
-    CHECK(parse(ui::delta_json({}, q, {}, true)).set == q);
+  SUBCASE("two clients keep their own record") {
+    ui::ClientView other;
+    CHECK(parse(round(other, a, true)).set.size() == 3);
+    a["queue"] = 5;
+    CHECK(parse(round(view, a, false)).set.size() == 1);
+    CHECK(parse(round(other, a, false)).set.size() == 1);
   }
+}
+
+TEST_CASE("keys are escaped: a name with a quote stays one key") {
+  ui::ClientView view;
+  CHECK(parse(round(view, {{"pod/d/\"x", 1}}, true)).set.count("pod/d/\"x") == 1);
+}
+
+TEST_CASE("digests tell apart what a plain concatenation would not") {
+  auto of = [](std::string_view a, std::string_view b) { return ui::Digest().add(a).add(b).value(); };
+  CHECK(of("ab", "c") != of("a", "bc"));
+  CHECK(of("a", "") != of("", "a"));
+  CHECK(ui::Digest().add(std::int64_t{1}).value() != ui::Digest().add(std::int64_t{256}).value());
+  CHECK(of("x", "y") == of("x", "y"));
 }

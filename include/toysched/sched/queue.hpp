@@ -97,18 +97,24 @@ class Queue {
   std::size_t active_size() const noexcept { return active_.size(); }
   std::size_t backoff_size() const noexcept { return backoff_.size() + error_backoff_.size(); }
   std::size_t unschedulable_size() const noexcept { return unschedulable_.size(); }
-  // f(pod, queue name, attempts) for every pod waiting in a queue, each
-  // queue in the order it is served: "active", "backoff" (both backoff
-  // queues), "unschedulable". Pods in flight or bound are not waiting.
+  // f(pod, queue name, attempts) for the first `per_queue` pods waiting in
+  // each queue, in the order it is served: "active", "backoff" (both
+  // backoff queues), "unschedulable". Pods in flight or bound are not waiting.
   template <class F>
-  void for_each_waiting(F&& f) const {
+  void for_each_waiting(F&& f, std::size_t per_queue = SIZE_MAX) const {
+    std::size_t n = 0;
     auto visit = [&](const std::string& uid, const char* q) {
+      if (n >= per_queue) return;
       auto it = entries_.find(uid);
-      if (it != entries_.end()) f(it->second.pod, q, it->second.attempts);
+      if (it == entries_.end()) return;
+      f(it->second.pod, q, it->second.attempts);
+      ++n;
     };
     for (const auto& k : active_) visit(k.uid, "active");
+    n = 0;
     for (const auto& [at, uid] : backoff_) visit(uid, "backoff");
     for (const auto& [at, uid] : error_backoff_) visit(uid, "backoff");
+    n = 0;
     for (const auto& [at, uid] : unschedulable_) visit(uid, "unschedulable");
   }
 

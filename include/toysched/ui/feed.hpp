@@ -4,22 +4,26 @@
 //   ui::Feed feed({*scheduler, elector.get(), "kube-system/kube-scheduler"});
 //   ui::add_routes(routes, feed);   // beside /debug/*, under the same guard
 //
-// Each connected page gets its own stream task. Every 250 ms it takes a
-// snapshot (every key of docs/ui.md with its JSON value), compares it with
-// the one it sent last, and sends only the difference. The snapshot is a
-// sorted vector, so the comparison is one merge walk. With no page open
-// nothing runs: no task, and the outcome hook returns at once.
+// Each connected page gets its own stream task. Every 250 ms it walks what
+// the scheduler holds (every key of docs/ui.md) and offers each key with a
+// 64-bit digest of the fields its value is made of; the value's JSON is
+// written only when the digest differs from the one this client was sent.
+// So a tick over 5 000 nodes and 10 000 pods where little changed costs a
+// hash lookup per key, not a JSON document. With no page open nothing runs:
+// no task, and the outcome hook returns at once.
 #pragma once
 
+#include "toysched/json/writer.hpp"
 #include "toysched/serve/http_server.hpp"
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
-#include <utility>
-#include <vector>
+#include <string_view>
+#include <unordered_map>
 
 namespace toysched::sched {
 class Scheduler;
@@ -31,8 +35,16 @@ class Elector;
 
 namespace toysched::ui {
 
-// Key → JSON value, sorted by key.
-using Snapshot = std::vector<std::pair<std::string, std::string>>;
+// FNV-1a over the fields a value is made of.
+class Digest {
+ public:
+  Digest& add(std::string_view s) noexcept;
+  Digest& add(std::int64_t v) noexcept;
+  std::uint64_t value() const noexcept { return h_; }
+
+ private:
+  std::uint64_t h_ = 14695981039346656037ull;
+};
 
 // One line of the page's ticker.
 struct Tick {
@@ -44,9 +56,50 @@ struct Tick {
   std::string message;
 };
 
-// The `delta` message's JSON: what turns `sent` into `now`, and the ticks.
-// Empty when there is nothing to send (no change, no tick, not a reset).
-std::string delta_json(const Snapshot& sent, const Snapshot& now, std::span<const Tick> ticks, bool reset);
+// What one client was sent: each key's digest, and the round it was last offered.
+class ClientView {
+ public:
+  struct Sent {
+    std::uint64_t digest;
+    std::uint64_t round;
+  };
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, Sent, Hash, std::equal_to<>> sent;
+  std::uint64_t round = 0;
+};
+
+// One `delta` message being built for one client:
+//
+//   Delta d(view, reset);
+//   d.offer("node/n1", digest, [&](json::Writer& w) { w.object()...end(); });
+//   ...
+//   std::string body = std::move(d).finish(ticks);   // "" when nothing to send
+class Delta {
+ public:
+  Delta(ClientView& view, bool reset);
+  // Writes the value (`write(json::Writer&)` appends exactly one JSON value)
+  // if this client has no such key or had another digest for it.
+  template <class Write>
+  void offer(std::string_view key, std::uint64_t digest, Write&& write) {
+    if (!record(key, digest)) return;
+    w_.key(key);
+    write(w_);
+    changed_ = true;
+  }
+  // The keys not offered this round go out as deleted; then the ticks.
+  std::string finish(std::span<const Tick> ticks) &&;
+
+ private:
+  // Notes the key as offered this round; true if its value must be sent.
+  bool record(std::string_view key, std::uint64_t digest);
+
+  ClientView& view_;
+  bool changed_;
+  json::Writer w_;
+};
 
 struct FeedSources {
   sched::Scheduler& scheduler;
@@ -61,12 +114,14 @@ class Feed {
   Feed(const Feed&) = delete;
   Feed& operator=(const Feed&) = delete;
 
-  Snapshot snapshot() const;
+  // One round for one client: everything offered, the changes written.
+  std::string delta(ClientView& view, std::span<const Tick> ticks, bool reset) const;
   // One page's stream: a reset, then deltas until the client goes.
   boost::asio::awaitable<void> stream(serve::StreamSink& sink);
   int clients() const noexcept { return shared_->clients; }
 
   static constexpr std::size_t kTicksKept = 200;
+  static constexpr std::size_t kQueueHead = 10;  // pending pods shown per queue
 
  private:
   void record(const sched::Outcome& o);
