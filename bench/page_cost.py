@@ -54,8 +54,13 @@ def render(results: list[dict], args, info: dict) -> str:
     a, b = median(by["toy"], "pods_per_s"), median(by["toy-page"], "pods_per_s")
     w.append("")
     if a and b:
+        ra, rb = ([r["pods_per_s"] for r in by[c] if r.get("pods_per_s")] for c in CONTENDERS)
+        overlap = max(min(ra), min(rb)) <= min(max(ra), max(rb))
         w.append(f"Throughput with the page open: {b / a:.3f}× without it ({(b / a - 1) * 100:+.1f} %; the "
-                 "target: a drop under 5 %). Load average (1 min) at each run's start: "
+                 "target: a drop under 5 %)."
+                 + (" The two min–max ranges overlap: the difference is inside this machine's run-to-run spread."
+                    if overlap else "")
+                 + " Load average (1 min) at each run's start: "
                  + ", ".join(f"{r['loadavg_1m']:.1f}" for r in results) + ".")
     else:
         w.append("A contender did not complete: no ratio. " + "; ".join(

@@ -136,8 +136,11 @@ on_exit k delete clusterrolebinding toy-scheduler-endpoints-test '>/dev/null'
 # The 403 stays cached for 10 s (upstream's deny TTL).
 wait_until 20 "/debug/cache with the token and RBAC" '[ "$(https_code /debug/cache "$SA/token")" = 200 ]'
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))["assumed"]' "$TEST_TMP/https.out" || fail "/debug/cache is not the cache"
+code=$(https_code /ui "$SA/token")
+[ "$code" = 200 ] || fail "/ui with the token and the manifests' toy-scheduler-endpoints role: HTTP $code, want 200"
+grep -q '<title>toy-scheduler' "$TEST_TMP/https.out" || fail "/ui is not the page: $(head -c 200 "$TEST_TMP/https.out")"
 ! grep -qF "$(cat "$SA/token")" "$TEST_TMP"/*.log || fail "the token is in a replica's log"
-pass "HTTPS :10259 (self-signed): /healthz /livez /readyz 200 without a token; /debug/cache 401 without, 403 with the own token, 200 once RBAC allows"
+pass "HTTPS :10259 (self-signed): /healthz /livez /readyz 200 without a token; /debug/cache 401 without, 403 with the own token, 200 once RBAC allows, and /ui"
 
 # Graceful handover, in-cluster: SIGTERM releases, the standby takes it.
 start=$(now_ms)

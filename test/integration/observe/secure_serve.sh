@@ -12,9 +12,11 @@ use_shared_lab
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # Users: two ServiceAccounts of this test's namespace; RBAC lets only
-# "reader" GET /metrics and /debug/* (not PUT /debug/flags/v).
+# "reader" GET /metrics, /debug/* and /ui (not PUT /debug/flags/v), as the
+# manifests' toy-scheduler-endpoints role does.
 for sa in nobody reader; do k -n "$NS" create serviceaccount "$sa" >/dev/null; done
-k create clusterrole "$NS-endpoints" --verb=get --non-resource-url=/metrics --non-resource-url='/debug/*' >/dev/null
+k create clusterrole "$NS-endpoints" --verb=get --non-resource-url=/metrics --non-resource-url='/debug/*' \
+  --non-resource-url=/ui >/dev/null
 on_exit k delete clusterrole "$NS-endpoints" '>/dev/null'
 k create clusterrolebinding "$NS-endpoints" --clusterrole="$NS-endpoints" --serviceaccount="$NS:reader" >/dev/null
 on_exit k delete clusterrolebinding "$NS-endpoints" '>/dev/null'
@@ -53,16 +55,16 @@ wait_until 20 "ready over HTTPS" '[ "$(code GET /readyz)" = 200 ]'
 for p in /healthz /livez /readyz; do expect 200 GET $p; done
 pass "/healthz /livez /readyz: 200 without a token, over HTTPS with --tls-cert-file's certificate"
 
-for p in /metrics /debug/cache /debug/tasks; do
+for p in /metrics /debug/cache /debug/tasks /ui; do
   expect 401 GET $p
   expect 401 GET $p "$BAD"
 done
 expect 401 PUT /debug/flags/v "" --data 3
 grep -q '"reason":"Unauthorized"' "$TEST_TMP/body" || fail "the 401 is not a Status: $(cat "$TEST_TMP/body")"
 expect 401 GET /healthz "$BAD"   # as upstream: a token that is sent must be good, even there
-pass "/metrics /debug/cache /debug/tasks PUT /debug/flags/v: 401 without a token and with a bad one"
+pass "/metrics /debug/cache /debug/tasks /ui PUT /debug/flags/v: 401 without a token and with a bad one"
 
-for p in /metrics /debug/cache; do expect 403 GET $p "$NOBODY"; done
+for p in /metrics /ui /debug/cache; do expect 403 GET $p "$NOBODY"; done  # the body checked is the last
 grep -qF "forbidden: User \\\"system:serviceaccount:$NS:nobody\\\" cannot get path \\\"/debug/cache\\\"" "$TEST_TMP/body" ||
   fail "the 403 does not say who and what: $(cat "$TEST_TMP/body")"
 expect 403 PUT /debug/flags/v "$READER" --data 3
@@ -73,6 +75,8 @@ grep -q '^scheduler_schedule_attempts_total' "$TEST_TMP/body" || fail "/metrics 
 expect 200 GET /debug/cache "$READER"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))["assumed"]' "$TEST_TMP/body" || fail "/debug/cache is not the cache"
 expect 200 GET /debug/cache "$OWN"
+expect 200 GET /ui "$READER"
+grep -q '<title>' "$TEST_TMP/body" || fail "/ui is not the page: $(head -c 200 "$TEST_TMP/body")"
 expect 200 PUT /debug/flags/v "$OWN" --data 10
 grep -q 'successfully set klog.logging.verbosity to 10' "$TEST_TMP/body" || fail "PUT /debug/flags/v: $(cat "$TEST_TMP/body")"
 pass "200 for the user RBAC allows, and for the scheduler's own token (GET /debug/cache, PUT /debug/flags/v)"
