@@ -187,13 +187,13 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
     return "\n".join(L) + "\n"
 
 
-def write_results_md(path: Path, section: str) -> None:
-    """Replace our section, keep everything else (the Decoding section and
-    whatever else lives there) byte for byte."""
+def write_results_md(path: Path, section: str, begin: str = SECTION_BEGIN, end: str = SECTION_END) -> None:
+    """Replace the section between `begin` and `end` (the scheduling table's,
+    unless told), keep everything else byte for byte."""
     old = path.read_text() if path.exists() else "# Benchmark results\n"
-    if SECTION_BEGIN in old and SECTION_END in old:
-        head, rest = old.split(SECTION_BEGIN, 1)
-        tail = rest.split(SECTION_END, 1)[1]
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        tail = rest.split(end, 1)[1]
         new = head + section.rstrip("\n") + tail
     else:
         new = old.rstrip("\n") + "\n\n" + section

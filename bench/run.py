@@ -44,7 +44,7 @@ from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, LABELS
 from report import fmt, machine, plot, render, summarize, write_results_md
 
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # this checkout's, whatever TOYSCHED_ROOT says
-from devlib.lab import Lab as KubeLab  # noqa: E402  (the lab launcher, shared with the drills)
+from devlib.lab import Lab as KubeLab, toy_http_port  # noqa: E402  (the lab launcher, shared with the drills)
 
 
 def proc_cpu_seconds(pid: int) -> float | None:
@@ -192,8 +192,7 @@ class PageFeed:
     def _read(self, log_path: Path, proc: subprocess.Popen) -> None:
         port = None
         while port is None and not self._stop.is_set() and proc.poll() is None:
-            m = re.search(r"Serving health, metrics and debug endpoints.* port=(\d+)", log_path.read_text())
-            port = m and m.group(1)
+            port = toy_http_port(log_path.read_text())
             time.sleep(0.005)
         if port is None:
             return

@@ -22,9 +22,20 @@ Only the standard library: it runs wherever meson's Python does.
 import ctypes
 import fcntl
 import os
+import re
 import signal
 import subprocess
 import time
+
+# toy-scheduler's -v=1 line for its plain HTTP port (--metrics-bind-address ...:0 picks one).
+_HTTP_PORT = re.compile(r'Serving health, metrics and debug endpoints"?.* port=(\d+)')
+
+
+def toy_http_port(log_text):
+    """The HTTP port a toy-scheduler's log names, or None before it serves."""
+    m = _HTTP_PORT.search(log_text)
+    return int(m.group(1)) if m else None
+
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _PR_SET_PDEATHSIG = 1

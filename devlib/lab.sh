@@ -27,6 +27,20 @@
 KUBE_LAB="$TOYSCHED_BUILD/kube-lab"
 KUBECTL="$TOYSCHED_BUILD/kubectl"
 
+# toy_http_port LOG [SECS]: the plain HTTP port a toy-scheduler logs at -v=1
+# ("Serving health, metrics and debug endpoints ... port=N"; with
+# --metrics-bind-address ...:0 the port is only known from there), waiting
+# up to SECS (default 10); status 1 if it never appears.
+toy_http_port() {
+  local i p
+  for ((i = 0; i < ${2:-10} * 10; i++)); do
+    p=$(grep -o 'Serving health, metrics and debug endpoints.* port=[0-9]*' "$1" 2>/dev/null | head -n1 | sed 's/.*port=//')
+    [ -n "$p" ] && { echo "$p"; return 0; }
+    sleep 0.1
+  done
+  return 1
+}
+
 lab_start() {
   local dir=$1; shift
   local out=$dir.out deadline=$((SECONDS + ${LAB_START_TIMEOUT:-180})) monitor=${-//[^m]/} rc=0 pgid

@@ -113,11 +113,11 @@ class Toy(Proc):
 
     def port(self, timeout=10):
         def find():
-            m = re.search(r'"Serving health, metrics and debug endpoints".* port=(\d+)', self.log())
+            port = lab.toy_http_port(self.log())
             if not self.alive():
                 raise DrillError("%s exited (%s) at start; its log: %s"
                                  % (self.name, self.popen.returncode, self.log_path))
-            return m and int(m.group(1))
+            return port
         return wait_until(timeout, self.name + " serving HTTP", find)
 
     def get(self, path, timeout=2):

@@ -116,14 +116,9 @@ void offer_text(Delta& d, std::string_view key, const std::string& text) {
 // The counts, and the head of each queue with each pod's last failure.
 std::string queue_json(const sched::Scheduler& s) {
   const sched::Queue& q = s.queue();
-  std::map<std::string_view, std::vector<const kube::Pod*>> heads;
-  std::map<const kube::Pod*, int> attempts;
-  q.for_each_waiting(
-      [&](const kube::Pod& p, const char* queue, int n) {
-        heads[queue].push_back(&p);
-        attempts[&p] = n;
-      },
-      Feed::kQueueHead);
+  std::map<std::string_view, std::vector<std::pair<const kube::Pod*, int>>> heads;  // pod, attempts
+  q.for_each_waiting([&](const kube::Pod& p, const char* queue, int n) { heads[queue].emplace_back(&p, n); },
+                     Feed::kQueueHead);
   json::Writer w;
   w.object()
       .field("active", static_cast<std::uint64_t>(q.active_size()))
@@ -132,12 +127,12 @@ std::string queue_json(const sched::Scheduler& s) {
   w.key("heads").object();
   for (const auto& [queue, pods] : heads) {
     w.key(queue).array();
-    for (const kube::Pod* p : pods) {
+    for (const auto& [p, attempts] : pods) {
       const std::string* reason = s.last_failure(p->uid);
       w.object()
           .field("ns", p->ns)
           .field("name", p->name)
-          .field("attempts", attempts[p])
+          .field("attempts", attempts)
           .field("reason", reason != nullptr ? *reason : std::string())
           .end();
     }

@@ -171,10 +171,7 @@ now_ms() { date +%s%3N; }
 
 # toy_port LOG: the HTTP port a toy-scheduler started with port 0 listens on
 # (from its -v=1 log line).
-toy_port() {
-  wait_until 10 "the scheduler's HTTP port in $1" "grep -q 'Serving health, metrics and debug endpoints' '$1'"
-  grep -o 'Serving health, metrics and debug endpoints.* port=[0-9]*' "$1" | head -n1 | sed 's/.*port=//'
-}
+toy_port() { toy_http_port "$1" 10 || fail "timed out after 10s waiting for: the scheduler's HTTP port in $1"; }
 
 # restart_private_lab PAUSE [kube-lab flags]: the private lab stopped, PAUSE
 # seconds of no API server, started again on the same DIR (same port, same

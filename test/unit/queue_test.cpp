@@ -2,6 +2,9 @@
 
 #include "toysched/sched/queue.hpp"
 
+#include <string>
+#include <vector>
+
 using toysched::kube::Pod;
 using toysched::sched::Queue;
 using namespace std::chrono_literals;
@@ -285,4 +288,24 @@ TEST_CASE("a filtered move takes only the unschedulable pods the event may help"
   CHECK(pop_uid(q, t0 + 20s) == "");  // needs-room still waits for an event of its own
   CHECK(q.move_all_to_active_or_backoff(t0 + 21s) == 1);
   CHECK(pop_uid(q, t0 + 21s) == "needs-room");
+}
+
+TEST_CASE("for_each_waiting: each queue in serving order, at most per_queue of each, nothing in flight") {
+  Queue q;
+  q.add_or_update(pod("a-low", 0), t0);
+  q.add_or_update(pod("b-high", 100), t0 + 1s);
+  q.add_or_update(pod("c-low", 0), t0 + 2s);
+  q.add_or_update(pod("d-unsched", 0), t0 + 3s);
+  auto first = q.pop(t0 + 4s);  // b-high: in flight, not waiting
+  REQUIRE(first);
+  auto second = q.pop(t0 + 4s);  // a-low, made unschedulable
+  REQUIRE(second);
+  q.unschedulable(second->pod.uid, t0 + 4s);
+  std::vector<std::string> seen;
+  q.for_each_waiting([&](const Pod& p, const char* queue, int) { seen.push_back(std::string(queue) + ":" + p.uid); });
+  CHECK(seen == std::vector<std::string>{"active:c-low", "active:d-unsched", "unschedulable:a-low"});
+  seen.clear();
+  q.for_each_waiting([&](const Pod& p, const char* queue, int) { seen.push_back(std::string(queue) + ":" + p.uid); },
+                     1);
+  CHECK(seen == std::vector<std::string>{"active:c-low", "unschedulable:a-low"});
 }

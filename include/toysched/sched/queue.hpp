@@ -103,19 +103,24 @@ class Queue {
   template <class F>
   void for_each_waiting(F&& f, std::size_t per_queue = SIZE_MAX) const {
     std::size_t n = 0;
+    // False once `per_queue` pods of this queue were visited: stop walking it.
     auto visit = [&](const std::string& uid, const char* q) {
-      if (n >= per_queue) return;
-      auto it = entries_.find(uid);
-      if (it == entries_.end()) return;
-      f(it->second.pod, q, it->second.attempts);
-      ++n;
+      if (auto it = entries_.find(uid); it != entries_.end()) {
+        f(it->second.pod, q, it->second.attempts);
+        ++n;
+      }
+      return n < per_queue;
     };
-    for (const auto& k : active_) visit(k.uid, "active");
+    for (const auto& k : active_)
+      if (!visit(k.uid, "active")) break;
     n = 0;
-    for (const auto& [at, uid] : backoff_) visit(uid, "backoff");
-    for (const auto& [at, uid] : error_backoff_) visit(uid, "backoff");
+    bool more = true;
+    for (auto it = backoff_.begin(); more && it != backoff_.end(); ++it) more = visit(it->second, "backoff");
+    for (auto it = error_backoff_.begin(); more && it != error_backoff_.end(); ++it)
+      more = visit(it->second, "backoff");
     n = 0;
-    for (const auto& [at, uid] : unschedulable_) visit(uid, "unschedulable");
+    for (const auto& [at, uid] : unschedulable_)
+      if (!visit(uid, "unschedulable")) break;
   }
 
   // When the next backoff ends (either queue), for the loop's timer.

@@ -14,16 +14,15 @@
 #pragma once
 
 #include "toysched/json/writer.hpp"
+#include "toysched/sched/cluster_objects.hpp"  // sched::StringMap
 #include "toysched/serve/http_server.hpp"
 
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 namespace toysched::sched {
 class Scheduler;
@@ -63,11 +62,7 @@ class ClientView {
     std::uint64_t digest;
     std::uint64_t round;
   };
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, Sent, Hash, std::equal_to<>> sent;
+  sched::StringMap<Sent> sent;
   std::uint64_t round = 0;
 };
 
