@@ -5,10 +5,13 @@ package main
 // flag sets (their feature-gate registration clashes with the apiserver's
 // in one process), no ports, no leader election, and only what we use:
 //
-//   deployment → replicaset → pods; garbage collector (deleting a
-//   Deployment deletes its ReplicaSets and pods); namespace (deleted
-//   namespaces are emptied and go away); serviceaccount (every namespace
-//   gets a "default" ServiceAccount, as in a real cluster).
+//   deployment → replicaset → pods; replicationcontroller → pods; garbage
+//   collector (deleting a Deployment deletes its ReplicaSets and pods);
+//   namespace (deleted namespaces are emptied and go away); serviceaccount
+//   and root-CA publisher (every namespace gets a "default" ServiceAccount
+//   and the kube-root-ca.crt ConfigMap, as in a real cluster: the e2e
+//   framework waits for both in each test namespace); disruption (a
+//   PodDisruptionBudget's status, which preemption and eviction read).
 //
 // Notably absent: node-lifecycle and taint-eviction, which would mark the
 // fake nodes NotReady because no kubelet heartbeats them.
@@ -21,18 +24,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	cacheddiscovery "k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
 	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/controller/certificates/rootcacertpublisher"
 	"k8s.io/kubernetes/pkg/controller/deployment"
+	"k8s.io/kubernetes/pkg/controller/disruption"
 	"k8s.io/kubernetes/pkg/controller/garbagecollector"
 	"k8s.io/kubernetes/pkg/controller/namespace"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
+	"k8s.io/kubernetes/pkg/controller/replication"
 	"k8s.io/kubernetes/pkg/controller/serviceaccount"
 )
 
@@ -43,9 +51,13 @@ const (
 	gcWorkers         = 20
 	namespaceWorkers  = 10
 	saWorkers         = 1
+	rcWorkers         = 5
+	rootCAWorkers     = 1
 )
 
-func startControllers(ctx context.Context, cfg *rest.Config) error {
+// startControllers runs them all; rootCA is the cluster CA's PEM, which the
+// root-CA publisher puts in every namespace.
+func startControllers(ctx context.Context, cfg *rest.Config, rootCA []byte) error {
 	// Each controller gets its own client and user agent (visible in
 	// apiserver logs and managedFields); all share cfg's raised QPS/burst.
 	var err error
@@ -63,6 +75,9 @@ func startControllers(ctx context.Context, cfg *rest.Config) error {
 	rsClient, _ := clientFor("replicaset-controller")
 	saClient, _ := clientFor("serviceaccount-controller")
 	nsClient, nsCfg := clientFor("namespace-controller")
+	rcClient, _ := clientFor("replication-controller")
+	caClient, _ := clientFor("root-ca-cert-publisher")
+	pdbClient, pdbCfg := clientFor("disruption-controller")
 	if err != nil {
 		return err
 	}
@@ -89,6 +104,18 @@ func startControllers(ctx context.Context, cfg *rest.Config) error {
 		nsClient.Discovery().ServerPreferredNamespacedResources,
 		factory.Core().V1().Namespaces(), 5*time.Minute, corev1.FinalizerKubernetes)
 
+	rcm := replication.NewReplicationManager(ctx,
+		factory.Core().V1().Pods(), factory.Core().V1().ReplicationControllers(), rcClient, replication.BurstReplicas)
+	pub, err := rootcacertpublisher.NewPublisher(
+		factory.Core().V1().ConfigMaps(), factory.Core().V1().Namespaces(), caClient, rootCA)
+	if err != nil {
+		return fmt.Errorf("root-ca-cert-publisher: %w", err)
+	}
+	pdb, err := newDisruptionController(ctx, pdbClient, pdbCfg, factory)
+	if err != nil {
+		return fmt.Errorf("disruption controller: %w", err)
+	}
+
 	gc, gcSync, err := newGarbageCollector(ctx, cfg, factory)
 	if err != nil {
 		return fmt.Errorf("garbage collector: %w", err)
@@ -96,16 +123,16 @@ func startControllers(ctx context.Context, cfg *rest.Config) error {
 
 	// Controllers register their informers in their constructors; start
 	// the factory after all of them, then wait for the caches.
-	factory.Start(ctx.Done())
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("informer for %v did not sync", typ)
-		}
+	if err := startAndSync(ctx, factory); err != nil {
+		return err
 	}
 	go dc.Run(ctx, deploymentWorkers)
 	go rsc.Run(ctx, replicaSetWorkers)
 	go sac.Run(ctx, saWorkers)
 	go nsc.Run(ctx, namespaceWorkers)
+	go rcm.Run(ctx, rcWorkers)
+	go pub.Run(ctx, rootCAWorkers)
+	go pdb.Run(ctx)
 	gcSync()
 
 	// The GC builds its dependency graph from one monitor per deletable
@@ -152,4 +179,24 @@ func newGarbageCollector(ctx context.Context, cfg *rest.Config, factory informer
 		go gc.Sync(ctx, client.Discovery(), period)
 	}
 	return gc, run, nil
+}
+
+// newDisruptionController builds it as kube-controller-manager does: it
+// finds a PDB's pods' controllers through the scale subresource, hence the
+// discovery-backed REST mapper and scale client.
+func newDisruptionController(ctx context.Context, client kubernetes.Interface, cfg *rest.Config,
+	factory informers.SharedInformerFactory) (*disruption.DisruptionController, error) {
+	cached := cacheddiscovery.NewMemCacheClient(client.Discovery())
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
+	scales, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc,
+		scale.NewDiscoveryScaleKindResolver(cached))
+	if err != nil {
+		return nil, err
+	}
+	go wait.Until(mapper.Reset, 30*time.Second, ctx.Done())
+	return disruption.NewDisruptionController(ctx,
+		factory.Core().V1().Pods(), factory.Policy().V1().PodDisruptionBudgets(),
+		factory.Core().V1().ReplicationControllers(), factory.Apps().V1().ReplicaSets(),
+		factory.Apps().V1().Deployments(), factory.Apps().V1().StatefulSets(),
+		client, mapper, scales, client.Discovery()), nil
 }

@@ -4,7 +4,8 @@ package main
 // status a kubelet would report (Running, Ready, IPs, container statuses),
 // and pods being deleted are finalized at once (grace period 0, UID
 // precondition) as a kubelet does after stopping the containers. That is
-// what makes Deployments roll out and `kubectl delete` finish.
+// what makes Deployments roll out and `kubectl delete` finish. Node status:
+// see kubelet_node.go.
 
 import (
 	"context"
@@ -62,13 +63,13 @@ func startFakeKubelet(ctx context.Context, client kubernetes.Interface) error {
 	}); err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("informer for %v did not sync", typ)
-		}
+	if err := startAndSync(ctx, factory); err != nil {
+		return err
 	}
 	k.resumeIPs()
+	if err := watchNodeCapacity(ctx, client); err != nil {
+		return err
+	}
 	for w := 0; w < kubeletWorkers; w++ {
 		go func() {
 			for k.processNext(ctx) {
@@ -79,6 +80,18 @@ func startFakeKubelet(ctx context.Context, client kubernetes.Interface) error {
 		<-ctx.Done()
 		k.queue.ShutDown()
 	}()
+	return nil
+}
+
+// startAndSync starts factory's informers and waits until their caches
+// hold the whole list.
+func startAndSync(ctx context.Context, factory informers.SharedInformerFactory) error {
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("informer for %v did not sync", typ)
+		}
+	}
 	return nil
 }
 

@@ -63,6 +63,7 @@ type labFlags struct {
 	nodeCPU            string
 	nodeMemory         string
 	nodePods           string
+	nodeEphemeral      string
 	noKubelet          bool
 	controllers        bool
 	kubeScheduler      bool
@@ -86,8 +87,9 @@ func parseLabFlags(args []string) (*labFlags, error) {
 	fs.StringVar(&f.nodeCPU, "node-cpu", "4", "cpu capacity/allocatable of each node")
 	fs.StringVar(&f.nodeMemory, "node-memory", "32Gi", "memory capacity/allocatable of each node")
 	fs.StringVar(&f.nodePods, "node-pods", "110", "pods capacity/allocatable of each node")
+	fs.StringVar(&f.nodeEphemeral, "node-ephemeral-storage", "100Gi", "ephemeral-storage capacity/allocatable of each node")
 	fs.BoolVar(&f.noKubelet, "no-kubelet", false, "do not run the fake kubelet (bound pods stay Pending)")
-	fs.BoolVar(&f.controllers, "controllers", false, "run deployment, replicaset, garbage-collector, namespace and serviceaccount controllers")
+	fs.BoolVar(&f.controllers, "controllers", false, "run the deployment, replicaset, replicationcontroller, garbage-collector, namespace, serviceaccount, root-ca-cert-publisher and disruption controllers")
 	fs.BoolVar(&f.kubeScheduler, "kube-scheduler", false, "run the real kube-scheduler (default-scheduler) as a child process")
 	fs.Float64Var(&f.kubeSchedulerQPS, "kube-scheduler-qps", 50, "kube-scheduler client QPS (burst = 2*QPS; <= 0 means unlimited)")
 	fs.IntVar(&f.kubeSchedulerV, "kube-scheduler-v", 2, "kube-scheduler log verbosity")
@@ -298,7 +300,11 @@ func (l *lab) run(ctx context.Context, readyFile string) int {
 		}
 	}
 	if f.controllers {
-		if err := startControllers(compCtx, cfg); err != nil {
+		rootCA, err := os.ReadFile(l.pki.caCert)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if err := startControllers(compCtx, cfg, rootCA); err != nil {
 			return failed("controllers", err)
 		}
 	}

@@ -112,6 +112,7 @@ func nodeResources(f *labFlags) (corev1.ResourceList, error) {
 		{"--node-cpu", f.nodeCPU, corev1.ResourceCPU},
 		{"--node-memory", f.nodeMemory, corev1.ResourceMemory},
 		{"--node-pods", f.nodePods, corev1.ResourcePods},
+		{"--node-ephemeral-storage", f.nodeEphemeral, corev1.ResourceEphemeralStorage},
 	} {
 		v, err := resource.ParseQuantity(q.val)
 		if err != nil {

@@ -44,3 +44,21 @@ v=$(k version -o json)
 grep -q '"gitVersion": "v1.36.3"' <<<"$v" || fail "versions: $v"
 [ "$(grep -c '"gitVersion": "v1.36.3"' <<<"$v")" = 2 ] || fail "client and server differ: $v"
 pass "kubectl and the API server are both v1.36.3"
+
+# ephemeral-storage is in allocatable (the e2e tests divide it among pods).
+eph=$(k get node lab-node-2 -o jsonpath='{.status.allocatable.ephemeral-storage}')
+[ "$eph" = 100Gi ] || fail "ephemeral-storage allocatable of lab-node-2: '$eph'"
+# An extended resource patched into capacity reaches allocatable, and leaves
+# it when removed, as a kubelet reports it (the fake kubelet does).
+drop_widget() {
+  k patch node lab-node-3 --subresource=status --type=json \
+    -p '[{"op":"remove","path":"/status/capacity/example.com~1widget"}]' >/dev/null 2>&1
+}
+widget() { k get node lab-node-3 -o jsonpath='{.status.allocatable.example\.com/widget}'; }
+k patch node lab-node-3 --subresource=status --type=merge \
+  -p '{"status":{"capacity":{"example.com/widget":"5"}}}' >/dev/null
+on_exit drop_widget
+wait_until 10 "example.com/widget in allocatable" '[ "$(widget)" = 5 ]'
+drop_widget
+wait_until 10 "example.com/widget gone from allocatable" '[ -z "$(widget)" ]'
+pass "ephemeral-storage $eph; an extended resource follows capacity into allocatable and out"
