@@ -87,7 +87,8 @@ def _first_line(path):
         return ""
 
 
-def _tail(path, lines=40):
+def tail(path, lines=40):
+    """The last lines of a log, for an error message (the error itself if unreadable)."""
     try:
         with open(path, errors="replace") as f:
             return "".join(f.readlines()[-lines:])
@@ -135,11 +136,11 @@ class Lab:
                 return kubeconfig
             if self.popen.poll() is not None:
                 raise LabError("kube-lab exited (status %s) before it was ready; the end of %s:\n%s"
-                               % (self.popen.returncode, self.out, _tail(self.out)))
+                               % (self.popen.returncode, self.out, tail(self.out)))
             if time.monotonic() - t0 > timeout:
                 self.stop()
                 raise LabError("kube-lab not ready after %gs; the end of %s:\n%s"
-                               % (timeout, self.out, _tail(self.out)))
+                               % (timeout, self.out, tail(self.out)))
             time.sleep(0.1)
 
     def _group_alive(self):
