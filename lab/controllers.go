@@ -11,7 +11,11 @@ package main
 //   and root-CA publisher (every namespace gets a "default" ServiceAccount
 //   and the kube-root-ca.crt ConfigMap, as in a real cluster: the e2e
 //   framework waits for both in each test namespace); disruption (a
-//   PodDisruptionBudget's status, which preemption and eviction read).
+//   PodDisruptionBudget's status, which preemption and eviction read);
+//   persistentvolume-binder (binds claims to volumes, pre-bound ones
+//   included: a scheduler takes a claim as bound only once this controller
+//   has marked it so). It has no volume plugins: nothing is provisioned,
+//   recycled or deleted, only bound.
 //
 // Notably absent: node-lifecycle and taint-eviction, which would mark the
 // fake nodes NotReady because no kubelet heartbeats them.
@@ -42,6 +46,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 	"k8s.io/kubernetes/pkg/controller/replication"
 	"k8s.io/kubernetes/pkg/controller/serviceaccount"
+	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
 )
 
 // Worker counts: kube-controller-manager's defaults.
@@ -78,6 +83,7 @@ func startControllers(ctx context.Context, cfg *rest.Config, rootCA []byte) erro
 	rcClient, _ := clientFor("replication-controller")
 	caClient, _ := clientFor("root-ca-cert-publisher")
 	pdbClient, pdbCfg := clientFor("disruption-controller")
+	pvClient, _ := clientFor("persistent-volume-binder")
 	if err != nil {
 		return err
 	}
@@ -116,6 +122,19 @@ func startControllers(ctx context.Context, cfg *rest.Config, rootCA []byte) erro
 		return fmt.Errorf("disruption controller: %w", err)
 	}
 
+	pvc, err := persistentvolume.NewController(ctx, persistentvolume.ControllerParameters{
+		KubeClient:     pvClient,
+		SyncPeriod:     15 * time.Second, // kcm's --pvclaimbinder-sync-period
+		VolumeInformer: factory.Core().V1().PersistentVolumes(),
+		ClaimInformer:  factory.Core().V1().PersistentVolumeClaims(),
+		ClassInformer:  factory.Storage().V1().StorageClasses(),
+		PodInformer:    factory.Core().V1().Pods(),
+		NodeInformer:   factory.Core().V1().Nodes(),
+	})
+	if err != nil {
+		return fmt.Errorf("persistentvolume-binder: %w", err)
+	}
+
 	gc, gcSync, err := newGarbageCollector(ctx, cfg, factory)
 	if err != nil {
 		return fmt.Errorf("garbage collector: %w", err)
@@ -133,6 +152,7 @@ func startControllers(ctx context.Context, cfg *rest.Config, rootCA []byte) erro
 	go rcm.Run(ctx, rcWorkers)
 	go pub.Run(ctx, rootCAWorkers)
 	go pdb.Run(ctx)
+	go pvc.Run(ctx)
 	gcSync()
 
 	// The GC builds its dependency graph from one monitor per deletable

@@ -47,3 +47,30 @@ pass "a ReplicationController's 3 pods Running"
 allowed() { k -n "$NS" get pdb rc -o jsonpath='{.status.currentHealthy}/{.status.disruptionsAllowed}'; }
 wait_until 30 "PDB status 3 healthy, 1 disruption allowed" '[ "$(allowed)" = 3/1 ]'
 pass "PodDisruptionBudget status: $(allowed) (healthy/disruptions allowed)"
+
+# A claim pre-bound to a volume is bound by the persistentvolume-binder
+# (Bound, with the bind-completed annotation a scheduler checks).
+pv=pv-$NS
+on_exit k delete pv "$pv" --wait=false '>/dev/null 2>&1'
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $pv}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /tmp/$pv}
+YAML
+k -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: claim}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: $pv
+  resources: {requests: {storage: 1Gi}}
+YAML
+claim() { k -n "$NS" get pvc claim -o jsonpath='{.status.phase} {.metadata.annotations.pv\.kubernetes\.io/bind-completed}'; }
+wait_until 30 "the claim Bound, bind-completed" '[ "$(claim)" = "Bound yes" ]'
+pass "a pre-bound claim is Bound by the persistentvolume-binder"
