@@ -454,6 +454,9 @@ def main(argv):
 
     state, rows, error, rc = {}, None, None, 0
     work, own = None, False
+    # The tree as it is when the binaries are built: a commit made while the
+    # suite runs (it takes half an hour) must not be credited with the run.
+    commit = git_state()
     try:
         work, own = prepare_workdir(args)
         rows = run(args, work, state)
@@ -478,7 +481,7 @@ def main(argv):
         rc = 1 if failed else 0
         if args.results:
             write_results(args.results, render(rows, {
-                "command": shlex.join(["./dev", "e2e"] + argv), "commit": git_state(),
+                "command": shlex.join(["./dev", "e2e"] + argv), "commit": commit,
                 "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 "build_s": state["build_s"], "run_s": state["run_s"], "nodes": args.nodes,
                 "focus": args.focus}))
