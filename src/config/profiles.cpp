@@ -45,7 +45,7 @@ constexpr Known kKnown[] = {
     {"NodeResourcesFit", kFilterPair | kScorePair, Kind::ours, PluginId::node_resources_fit},
     {"VolumeRestrictions", kFilterPair, Kind::refused},
     {"NodeVolumeLimits", kFilterPair, Kind::refused},
-    {"VolumeBinding", kFilterPair | kReserve | kPreBind | kScorePair, Kind::refused},
+    {"VolumeBinding", kFilterPair | kReserve | kPreBind | kScorePair, Kind::ours, PluginId::volume_binding},
     {"VolumeZone", kFilterPair, Kind::refused},
     {"PodTopologySpread", kFilterPair | kScorePair, Kind::ours, PluginId::pod_topology_spread},
     {"InterPodAffinity", kFilterPair | kScorePair, Kind::ours, PluginId::inter_pod_affinity},
@@ -236,6 +236,8 @@ std::unique_ptr<sched::Plugin> make_plugin(PluginId id, const PluginArgs& args) 
       return std::make_unique<sched::PodTopologySpread>(args.spread_system_defaulting);
     case PluginId::inter_pod_affinity:
       return std::make_unique<sched::InterPodAffinity>(args.hard_pod_affinity_weight);
+    case PluginId::volume_binding:
+      return std::make_unique<sched::VolumeBinding>();
     case PluginId::none:
       break;
   }

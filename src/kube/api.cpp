@@ -97,6 +97,9 @@ std::string ResourcePath<Service>::path(std::string_view ns) { return collection
 std::string ResourcePath<ReplicationController>::path(std::string_view ns) { return collection("/api/v1", ns, name); }
 std::string ResourcePath<ReplicaSet>::path(std::string_view ns) { return collection("/apis/apps/v1", ns, name); }
 std::string ResourcePath<StatefulSet>::path(std::string_view ns) { return collection("/apis/apps/v1", ns, name); }
+std::string ResourcePath<PersistentVolumeClaim>::path(std::string_view ns) { return collection("/api/v1", ns, name); }
+std::string ResourcePath<PersistentVolume>::path(std::string_view) { return "/api/v1/persistentvolumes"; }
+std::string ResourcePath<StorageClass>::path(std::string_view) { return "/apis/storage.k8s.io/v1/storageclasses"; }
 
 namespace {
 result<PodList> decode_list(Decoder& d, std::string_view body, Pod*) { return d.pod_list(body); }
@@ -110,6 +113,15 @@ result<ReplicationControllerList> decode_list(Decoder& d, std::string_view body,
 result<ReplicaSetList> decode_list(Decoder& d, std::string_view body, ReplicaSet*) { return d.replica_set_list(body); }
 result<StatefulSetList> decode_list(Decoder& d, std::string_view body, StatefulSet*) {
   return d.stateful_set_list(body);
+}
+result<PersistentVolumeClaimList> decode_list(Decoder& d, std::string_view body, PersistentVolumeClaim*) {
+  return d.persistent_volume_claim_list(body);
+}
+result<PersistentVolumeList> decode_list(Decoder& d, std::string_view body, PersistentVolume*) {
+  return d.persistent_volume_list(body);
+}
+result<StorageClassList> decode_list(Decoder& d, std::string_view body, StorageClass*) {
+  return d.storage_class_list(body);
 }
 }  // namespace
 
@@ -155,6 +167,9 @@ template asio::awaitable<api_result<ServiceList>> Api::list<Service>(ListOptions
 template asio::awaitable<api_result<ReplicationControllerList>> Api::list<ReplicationController>(ListOptions);
 template asio::awaitable<api_result<ReplicaSetList>> Api::list<ReplicaSet>(ListOptions);
 template asio::awaitable<api_result<StatefulSetList>> Api::list<StatefulSet>(ListOptions);
+template asio::awaitable<api_result<PersistentVolumeClaimList>> Api::list<PersistentVolumeClaim>(ListOptions);
+template asio::awaitable<api_result<PersistentVolumeList>> Api::list<PersistentVolume>(ListOptions);
+template asio::awaitable<api_result<StorageClassList>> Api::list<StorageClass>(ListOptions);
 
 namespace {
 std::string pod_path(std::string_view ns, std::string_view name) {

@@ -1,5 +1,6 @@
 // simdjson on-demand decoding into objects.hpp; see decode.hpp for the rules
-// and decode_detail.hpp for the walking helpers. Pods are in decode_pod.cpp.
+// and decode_detail.hpp for the walking helpers. Pods are in decode_pod.cpp,
+// metadata in decode_meta.cpp.
 #include "toysched/kube/decode.hpp"
 
 #include "decode_detail.hpp"
@@ -36,48 +37,6 @@ errc get_resources(od::value& v, ResourceList& out) {
       out.r.pods = *parsed, out.present |= ResourceList::pods;
     } else {
       extended_slot(out.r.extended, name) = *parsed;
-    }
-    return errc::ok;
-  });
-}
-
-namespace {
-errc get_owner_references(od::value& v, std::vector<OwnerReference>& out) {
-  return elements(v, [&](od::value& item) {
-    auto& o = out.emplace_back();
-    return fields(item, [&](std::string_view k, od::value& val) {
-      if (k == "apiVersion") return get(val, o.api_version);
-      if (k == "kind") return get(val, o.kind);
-      if (k == "name") return get(val, o.name);
-      if (k == "uid") return get(val, o.uid);
-      if (k == "controller") return get(val, o.controller);
-      return errc::ok;
-    });
-  });
-}
-}  // namespace
-
-errc get_meta(od::value& v, Meta& m, bool want_labels, bool want_owners) {
-  return fields(v, [&](std::string_view k, od::value& val) {
-    if (k == "name") return get(val, m.name);
-    if (k == "namespace") return get(val, m.ns);
-    if (k == "uid") return get(val, m.uid);
-    if (k == "resourceVersion") return get(val, m.resource_version);
-    if (k == "deletionTimestamp") {
-      m.deleting = !is_null(val);
-      return errc::ok;
-    }
-    if (k == "creationTimestamp") return get_time(val, m.created);
-    if (k == "labels" && want_labels) return get_map(val, m.labels);
-    if (k == "ownerReferences" && want_owners) return get_owner_references(val, m.owners);
-    if (k == "annotations") {
-      return fields(val, [&](std::string_view ak, od::value& av) {
-        if (ak != "k8s.io/initial-events-end") return errc::ok;
-        std::string s;
-        TS_TRY(get(av, s));
-        m.initial_events_end = s == "true";
-        return errc::ok;
-      });
     }
     return errc::ok;
   });
@@ -222,6 +181,9 @@ errc get_obj(od::value& v, Service& s) { return get_service(v, s); }
 errc get_obj(od::value& v, ReplicationController& rc) { return get_replication_controller(v, rc); }
 errc get_obj(od::value& v, ReplicaSet& rs) { return get_replica_set(v, rs); }
 errc get_obj(od::value& v, StatefulSet& ss) { return get_stateful_set(v, ss); }
+errc get_obj(od::value& v, PersistentVolumeClaim& c) { return get_persistent_volume_claim(v, c); }
+errc get_obj(od::value& v, PersistentVolume& pv) { return get_persistent_volume(v, pv); }
+errc get_obj(od::value& v, StorageClass& sc) { return get_storage_class(v, sc); }
 
 // The tolerant second read of an object the decoder refused: every field on
 // its own, every error ignored, so that what identifies the object is found
@@ -534,6 +496,15 @@ result<ReplicaSetList> Decoder::replica_set_list(std::string_view json, std::siz
 result<StatefulSetList> Decoder::stateful_set_list(std::string_view json, std::size_t readable) {
   return page<StatefulSet>(*impl_, json, readable);
 }
+result<PersistentVolumeClaimList> Decoder::persistent_volume_claim_list(std::string_view json, std::size_t readable) {
+  return page<PersistentVolumeClaim>(*impl_, json, readable);
+}
+result<PersistentVolumeList> Decoder::persistent_volume_list(std::string_view json, std::size_t readable) {
+  return page<PersistentVolume>(*impl_, json, readable);
+}
+result<StorageClassList> Decoder::storage_class_list(std::string_view json, std::size_t readable) {
+  return page<StorageClass>(*impl_, json, readable);
+}
 result<WatchEvent<Pod>> Decoder::pod_event(std::string_view line, std::size_t readable) {
   return one_event<Pod>(*impl_, line, readable);
 }
@@ -558,6 +529,16 @@ result<WatchEvent<ReplicaSet>> Decoder::replica_set_event(std::string_view line,
 }
 result<WatchEvent<StatefulSet>> Decoder::stateful_set_event(std::string_view line, std::size_t readable) {
   return one_event<StatefulSet>(*impl_, line, readable);
+}
+result<WatchEvent<PersistentVolumeClaim>> Decoder::persistent_volume_claim_event(std::string_view line,
+                                                                                 std::size_t readable) {
+  return one_event<PersistentVolumeClaim>(*impl_, line, readable);
+}
+result<WatchEvent<PersistentVolume>> Decoder::persistent_volume_event(std::string_view line, std::size_t readable) {
+  return one_event<PersistentVolume>(*impl_, line, readable);
+}
+result<WatchEvent<StorageClass>> Decoder::storage_class_event(std::string_view line, std::size_t readable) {
+  return one_event<StorageClass>(*impl_, line, readable);
 }
 
 namespace {

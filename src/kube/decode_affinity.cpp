@@ -1,6 +1,7 @@
 // What places a pod relative to nodes and to other pods: node affinity, pod
 // affinity and anti-affinity, topology spread constraints, and the label
-// selectors they (and ReplicaSets, StatefulSets) carry. See decode.hpp for
+// selectors they (and ReplicaSets, StatefulSets) carry; the node selector of
+// a PersistentVolume's node affinity too. See decode.hpp for
 // the rules every decoder follows, decode_detail.hpp for the helpers.
 #include "decode_detail.hpp"
 
@@ -52,12 +53,7 @@ errc get_term(od::value& v, NodeSelectorTerm& t) {
 
 errc get_node_affinity(od::value& v, Pod& p) {
   return fields(v, [&](std::string_view k, od::value& val) {
-    if (k == "requiredDuringSchedulingIgnoredDuringExecution") {
-      return fields(val, [&](std::string_view k2, od::value& v2) {
-        if (k2 != "nodeSelectorTerms") return errc::ok;
-        return elements(v2, [&](od::value& t) { return get_term(t, p.required_affinity.emplace_back()); });
-      });
-    }
+    if (k == "requiredDuringSchedulingIgnoredDuringExecution") return get_node_selector(val, p.required_affinity);
     if (k == "preferredDuringSchedulingIgnoredDuringExecution") {
       return elements(val, [&](od::value& item) {
         auto& pt = p.preferred_affinity.emplace_back();
@@ -112,6 +108,13 @@ errc get_policy(od::value& v, InclusionPolicy& out) {
 }
 
 }  // namespace
+
+errc get_node_selector(od::value& v, std::vector<NodeSelectorTerm>& out) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k != "nodeSelectorTerms") return errc::ok;
+    return elements(val, [&](od::value& t) { return get_term(t, out.emplace_back()); });
+  });
+}
 
 errc get_label_selector(od::value& v, std::optional<LabelSelector>& out) {
   if (is_null(v)) {

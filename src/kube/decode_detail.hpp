@@ -190,11 +190,15 @@ struct Meta {
   std::optional<TimePoint> created;
   StringPairs labels;
   std::vector<OwnerReference> owners;
+  // A claim's annotations (want_claim): volume.beta.kubernetes.io/storage-class
+  // as written, and whether pv.kubernetes.io/bind-completed is there.
+  std::optional<std::string> beta_storage_class;
+  bool bind_completed = false;
 };
 
-// Labels and owner references cost allocations: read only for kinds that
-// keep them.
-errc get_meta(od::value& v, Meta& m, bool want_labels, bool want_owners = false);
+// decode_meta.cpp. Labels and owner references cost allocations, the claim
+// annotations a test per annotation: read only for kinds that keep them.
+errc get_meta(od::value& v, Meta& m, bool want_labels, bool want_owners = false, bool want_claim = false);
 
 inline errc require(const Meta& m, bool ns, bool uid) {
   if (m.name.empty() || (ns && m.ns.empty()) || (uid && m.uid.empty())) return errc::json_missing_field;
@@ -226,15 +230,20 @@ errc get_label_selector(od::value& v, std::optional<LabelSelector>& out);
 errc get_affinity(od::value& v, Pod& p);
 // One spec.topologySpreadConstraints entry, appended to p.topology_spread.
 errc get_spread_constraint(od::value& v, Pod& p);
+// A core/v1 NodeSelector: its nodeSelectorTerms appended to `out`.
+errc get_node_selector(od::value& v, std::vector<NodeSelectorTerm>& out);
 
 // --- kinds -------------------------------------------------------------
 
 errc get_pod(od::value& v, Pod& p);  // decode_pod.cpp
-// decode_kinds.cpp: what the pod plugins read of other kinds.
+// decode_kinds.cpp: what the plugins read of other kinds.
 errc get_namespace(od::value& v, Namespace& n);
 errc get_service(od::value& v, Service& s);
 errc get_replication_controller(od::value& v, ReplicationController& rc);
 errc get_replica_set(od::value& v, ReplicaSet& rs);
 errc get_stateful_set(od::value& v, StatefulSet& ss);
+errc get_persistent_volume_claim(od::value& v, PersistentVolumeClaim& c);
+errc get_persistent_volume(od::value& v, PersistentVolume& pv);
+errc get_storage_class(od::value& v, StorageClass& sc);
 
 }  // namespace toysched::kube::detail

@@ -1,25 +1,35 @@
-// Kinds the scheduler reads only for the pod plugins: Namespaces (their
-// labels, for pod affinity's namespaceSelector) and the selectors of
-// Services, ReplicationControllers, ReplicaSets and StatefulSets (for
-// PodTopologySpread's default constraints). Nothing else of them is kept.
-// See decode.hpp for the rules, decode_detail.hpp for the helpers.
+// Kinds the scheduler reads only for its plugins: Namespaces (their labels,
+// for pod affinity's namespaceSelector), the selectors of Services,
+// ReplicationControllers, ReplicaSets and StatefulSets (for
+// PodTopologySpread's default constraints), and the storage kinds
+// VolumeBinding reads (PersistentVolumeClaims, PersistentVolumes,
+// StorageClasses). Nothing else of them is kept. See decode.hpp for the
+// rules, decode_detail.hpp for the helpers.
 #include "decode_detail.hpp"
 
 namespace toysched::kube::detail {
 namespace {
 
-// The common walk: metadata, and spec handed to `spec(key, value)`.
-template <class T, class Spec>
-errc get_kind(od::value& v, T& obj, bool want_labels, Spec&& spec) {
-  Meta m;
+// The common walk: metadata into `m` (what the kind keeps of it is then
+// moved into `obj`), every other top-level field handed to `top(key, value)`.
+template <class T, class Top>
+errc get_object(od::value& v, T& obj, Meta& m, bool want_labels, bool want_claim, Top&& top) {
   TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
-    if (k == "metadata") return get_meta(val, m, want_labels);
-    if (k == "spec") return fields(val, spec);
-    return errc::ok;
+    if (k == "metadata") return get_meta(val, m, want_labels, false, want_claim);
+    return top(k, val);
   }));
   TS_TRY(require(m, false, false));
   take_meta(std::move(m), obj);
   return errc::ok;
+}
+
+// The same for a kind whose fields of interest are in spec: those are
+// handed to `spec(key, value)`.
+template <class T, class Spec>
+errc get_kind(od::value& v, T& obj, bool want_labels, Spec&& spec) {
+  Meta m;
+  return get_object(v, obj, m, want_labels, false,
+                    [&](std::string_view k, od::value& val) { return k == "spec" ? fields(val, spec) : errc::ok; });
 }
 
 // spec.selector as a plain map (Services, ReplicationControllers).
@@ -47,5 +57,47 @@ errc get_service(od::value& v, Service& s) { return get_map_selector_kind(v, s);
 errc get_replication_controller(od::value& v, ReplicationController& rc) { return get_map_selector_kind(v, rc); }
 errc get_replica_set(od::value& v, ReplicaSet& rs) { return get_label_selector_kind(v, rs); }
 errc get_stateful_set(od::value& v, StatefulSet& ss) { return get_label_selector_kind(v, ss); }
+
+errc get_persistent_volume_claim(od::value& v, PersistentVolumeClaim& c) {
+  Meta m;
+  TS_TRY(get_object(v, c, m, false, true, [&](std::string_view k, od::value& val) {
+    if (k != "spec") return errc::ok;
+    return fields(val, [&](std::string_view sk, od::value& sv) {
+      if (sk == "volumeName") return get(sv, c.volume_name);
+      if (sk == "storageClassName") return get(sv, c.storage_class_name);
+      return errc::ok;
+    });
+  }));
+  // storage/util's GetPersistentVolumeClaimClass: the beta annotation,
+  // when there, wins over spec.storageClassName.
+  if (m.beta_storage_class) c.storage_class_name = std::move(m.beta_storage_class);
+  c.bind_completed = m.bind_completed;
+  return errc::ok;
+}
+
+errc get_persistent_volume(od::value& v, PersistentVolume& pv) {
+  return get_kind(v, pv, false, [&](std::string_view k, od::value& val) {
+    if (k != "nodeAffinity") return errc::ok;
+    return fields(val, [&](std::string_view ak, od::value& av) {
+      // A null `required` is an absent one: no constraint.
+      if (ak != "required" || is_null(av)) return errc::ok;
+      // A present selector with no terms matches no node (CheckNodeAffinity).
+      pv.has_node_affinity = true;
+      return get_node_selector(av, pv.node_affinity);
+    });
+  });
+}
+
+// A StorageClass has no spec: volumeBindingMode is a top-level field.
+errc get_storage_class(od::value& v, StorageClass& sc) {
+  Meta m;
+  return get_object(v, sc, m, false, false, [&](std::string_view k, od::value& val) {
+    if (k != "volumeBindingMode") return errc::ok;
+    std::string mode;
+    TS_TRY(get(val, mode));
+    sc.wait_for_first_consumer = mode == "WaitForFirstConsumer";
+    return errc::ok;
+  });
+}
 
 }  // namespace toysched::kube::detail

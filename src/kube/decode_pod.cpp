@@ -66,11 +66,15 @@ errc get_requirements(od::value& v, ResourceList& req, ResourceList& lim) {
 
 // Volumes that need a claim bound (VolumeBinding's business upstream). Other
 // kinds (emptyDir, configMap, projected, hostPath ...) constrain nothing.
-errc get_volume(od::value& v, UnsupportedConstraints& u) {
+errc get_volume(od::value& v, Pod& p) {
   return fields(v, [&](std::string_view k, od::value& val) {
     if (is_null(val)) return errc::ok;
-    if (k == "persistentVolumeClaim") u.pvc = true;
-    if (k == "ephemeral") u.ephemeral_volume = true;
+    if (k == "persistentVolumeClaim") {
+      return fields(val, [&](std::string_view k2, od::value& v2) {
+        return k2 == "claimName" ? get(v2, p.claims.emplace_back()) : errc::ok;
+      });
+    }
+    if (k == "ephemeral") p.unsupported.ephemeral_volume = true;
     return errc::ok;
   });
 }
@@ -222,7 +226,7 @@ errc get_pod_spec(od::value& v, Pod& p, PodParts& parts) {
     if (k == "topologySpreadConstraints") {
       return elements(val, [&](od::value& c) { return get_spread_constraint(c, p); });
     }
-    if (k == "volumes") return elements(val, [&](od::value& vol) { return get_volume(vol, p.unsupported); });
+    if (k == "volumes") return elements(val, [&](od::value& vol) { return get_volume(vol, p); });
     if (k == "resourceClaims") {
       return elements(val, [&](od::value&) {
         p.unsupported.resource_claims = true;

@@ -62,6 +62,11 @@ auto decode_event(Decoder& d, std::string_view line, ReplicationController*) {
 }
 auto decode_event(Decoder& d, std::string_view line, ReplicaSet*) { return d.replica_set_event(line); }
 auto decode_event(Decoder& d, std::string_view line, StatefulSet*) { return d.stateful_set_event(line); }
+auto decode_event(Decoder& d, std::string_view line, PersistentVolumeClaim*) {
+  return d.persistent_volume_claim_event(line);
+}
+auto decode_event(Decoder& d, std::string_view line, PersistentVolume*) { return d.persistent_volume_event(line); }
+auto decode_event(Decoder& d, std::string_view line, StorageClass*) { return d.storage_class_event(line); }
 }  // namespace
 
 template <class T>
@@ -332,5 +337,8 @@ template class Reflector<Service>;
 template class Reflector<ReplicationController>;
 template class Reflector<ReplicaSet>;
 template class Reflector<StatefulSet>;
+template class Reflector<PersistentVolumeClaim>;
+template class Reflector<PersistentVolume>;
+template class Reflector<StorageClass>;
 
 }  // namespace toysched::kube

@@ -236,7 +236,6 @@ Decision refuse_unsupported(const kube::Pod& pod) {
     if (count++ > 0) fields += ", ";
     fields += field;
   };
-  add(u.pvc, "spec.volumes[].persistentVolumeClaim");
   add(u.ephemeral_volume, "spec.volumes[].ephemeral");
   add(u.resource_claims, "spec.resourceClaims");
   return not_scheduled(Decision{}, false,

@@ -112,6 +112,15 @@ ClusterObjectIndex::ClusterObjectIndex(std::function<void(const char*)> changed)
 const kube::StringPairs* ClusterObjectIndex::namespace_labels(std::string_view ns) const {
   return find_in(namespaces_, ns);
 }
+const kube::PersistentVolumeClaim* ClusterObjectIndex::claim(std::string_view ns, std::string_view name) const {
+  return lookup(claims_, ns, name);
+}
+const kube::PersistentVolume* ClusterObjectIndex::volume(std::string_view name) const {
+  return find_in(volumes_, name);
+}
+const kube::StorageClass* ClusterObjectIndex::storage_class(std::string_view name) const {
+  return find_in(classes_, name);
+}
 
 kube::LabelSelector ClusterObjectIndex::default_selector(const kube::Pod& pod) const {
   kube::LabelSelector sel;
@@ -151,14 +160,30 @@ void ClusterObjectIndex::put(const kube::ReplicaSet& rs, const kube::ReplicaSet*
 void ClusterObjectIndex::put(const kube::StatefulSet& ss, const kube::StatefulSet*) {
   put_in(sss_, ss.ns, ss.name, ss.selector);
 }
+void ClusterObjectIndex::put(const kube::PersistentVolumeClaim& c, const kube::PersistentVolumeClaim* old) {
+  put_in(claims_, c.ns, c.name, c);
+  if (changed_) changed_(old ? "PersistentVolumeClaimUpdate" : "PersistentVolumeClaimAdd");
+}
+void ClusterObjectIndex::put(const kube::PersistentVolume& pv, const kube::PersistentVolume* old) {
+  volumes_.insert_or_assign(pv.name, pv);
+  if (changed_) changed_(old ? "PersistentVolumeUpdate" : "PersistentVolumeAdd");
+}
+void ClusterObjectIndex::put(const kube::StorageClass& sc, const kube::StorageClass* old) {
+  classes_.insert_or_assign(sc.name, sc);
+  if (changed_) changed_(old ? "StorageClassUpdate" : "StorageClassAdd");
+}
 void ClusterObjectIndex::erase(const kube::Namespace& n) { namespaces_.erase(n.name); }
 void ClusterObjectIndex::erase(const kube::Service& s) { erase_from(services_, s.ns, s.name); }
 void ClusterObjectIndex::erase(const kube::ReplicationController& rc) { erase_from(rcs_, rc.ns, rc.name); }
 void ClusterObjectIndex::erase(const kube::ReplicaSet& rs) { erase_from(rss_, rs.ns, rs.name); }
 void ClusterObjectIndex::erase(const kube::StatefulSet& ss) { erase_from(sss_, ss.ns, ss.name); }
+void ClusterObjectIndex::erase(const kube::PersistentVolumeClaim& c) { erase_from(claims_, c.ns, c.name); }
+void ClusterObjectIndex::erase(const kube::PersistentVolume& pv) { volumes_.erase(pv.name); }
+void ClusterObjectIndex::erase(const kube::StorageClass& sc) { classes_.erase(sc.name); }
 
 ClusterObjectIndex::Counts ClusterObjectIndex::counts() const {
-  return {namespaces_.size(), count_all(services_), count_all(rcs_), count_all(rss_), count_all(sss_)};
+  return {namespaces_.size(), count_all(services_), count_all(rcs_), count_all(rss_),
+          count_all(sss_),    count_all(claims_),   volumes_.size(), classes_.size()};
 }
 
 std::string selector_text(const kube::LabelSelector& s) {
@@ -191,11 +216,15 @@ ClusterInformers::ClusterInformers(kube::Api& api, std::function<void(const char
       services_(api, index_.services(), kube::ListOptions{}),
       rcs_(api, index_.replication_controllers(), kube::ListOptions{}),
       rss_(api, index_.replica_sets(), kube::ListOptions{}),
-      sss_(api, index_.stateful_sets(), kube::ListOptions{}) {}
+      sss_(api, index_.stateful_sets(), kube::ListOptions{}),
+      pvcs_(api, index_.claims(), kube::ListOptions{}),
+      pvs_(api, index_.volumes(), kube::ListOptions{}),
+      scs_(api, index_.storage_classes(), kube::ListOptions{}) {}
 
 boost::asio::awaitable<void> ClusterInformers::run() {
   using namespace boost::asio::experimental::awaitable_operators;
-  co_await (namespaces_.run() && services_.run() && rcs_.run() && rss_.run() && sss_.run());
+  co_await (namespaces_.run() && services_.run() && rcs_.run() && rss_.run() && sss_.run() && pvcs_.run() &&
+            pvs_.run() && scs_.run());
 }
 
 void ClusterInformers::stop() {
@@ -204,16 +233,21 @@ void ClusterInformers::stop() {
   rcs_.stop();
   rss_.stop();
   sss_.stop();
+  pvcs_.stop();
+  pvs_.stop();
+  scs_.stop();
 }
 
 bool ClusterInformers::synced() const noexcept {
-  return namespaces_.synced() && services_.synced() && rcs_.synced() && rss_.synced() && sss_.synced();
+  return namespaces_.synced() && services_.synced() && rcs_.synced() && rss_.synced() && sss_.synced() &&
+         pvcs_.synced() && pvs_.synced() && scs_.synced();
 }
 
-std::array<ClusterInformers::Watch, 5> ClusterInformers::watch_stats() const noexcept {
-  return {Watch{"namespaces", &namespaces_.stats()}, Watch{"services", &services_.stats()},
+std::array<ClusterInformers::Watch, 8> ClusterInformers::watch_stats() const noexcept {
+  return {Watch{"namespaces", &namespaces_.stats()},      Watch{"services", &services_.stats()},
           Watch{"replicationcontrollers", &rcs_.stats()}, Watch{"replicasets", &rss_.stats()},
-          Watch{"statefulsets", &sss_.stats()}};
+          Watch{"statefulsets", &sss_.stats()},           Watch{"persistentvolumeclaims", &pvcs_.stats()},
+          Watch{"persistentvolumes", &pvs_.stats()},      Watch{"storageclasses", &scs_.stats()}};
 }
 
 }  // namespace toysched::sched

@@ -29,6 +29,8 @@ std::string_view plugin_name(PluginId p) noexcept {
       return "InterPodAffinity";
     case PluginId::pod_topology_spread:
       return "PodTopologySpread";
+    case PluginId::volume_binding:
+      return "VolumeBinding";
   }
   return "";
 }
@@ -69,6 +71,10 @@ std::string_view reason_text(Reason r) noexcept {
       return "node(s) didn't match pod topology spread constraints";
     case Reason::pod_topology_spread_missing_label:
       return "node(s) didn't match pod topology spread constraints (missing required label)";
+    case Reason::volume_node_affinity:
+      return "node(s) didn't match PersistentVolume's node affinity";
+    case Reason::volume_missing:
+      return "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
   }
   return "";
 }

@@ -10,6 +10,7 @@
 #include "toysched/sched/plugins/node_unschedulable.hpp"
 #include "toysched/sched/plugins/pod_topology_spread.hpp"
 #include "toysched/sched/plugins/taint_toleration.hpp"
+#include "toysched/sched/plugins/volume_binding.hpp"
 
 #include <algorithm>
 
@@ -51,12 +52,17 @@ Profile Profile::make_default(const FitArgs& fit_args) {
   Plugin& images = p.add(std::make_unique<ImageLocality>());
   Plugin& spread = p.add(std::make_unique<PodTopologySpread>());
   Plugin& pod_affinity = p.add(std::make_unique<InterPodAffinity>());
-  for (Plugin* f : {&unschedulable, &node_name, &taints, &affinity, &ports, &fit, &spread, &pod_affinity}) {
+  Plugin& volumes = p.add(std::make_unique<VolumeBinding>());
+  // Upstream's filter order: a node's reasons come from the first that rejects it.
+  for (Plugin* f : {&unschedulable, &node_name, &taints, &affinity, &ports, &fit, &volumes, &spread, &pod_affinity}) {
     p.enable_filter(*f);
   }
   p.enable_score(taints, 3);
   p.enable_score(affinity, 2);
   p.enable_score(fit, 1);
+  // Upstream's multiPoint lists it with weight 1; its PreScore skips unless
+  // storage capacity scoring is on, so it adds nothing (ours always skips).
+  p.enable_score(volumes, 1);
   p.enable_score(spread, 2);
   p.enable_score(pod_affinity, 2);
   p.enable_score(balanced, 1);

@@ -375,7 +375,8 @@ void Scheduler::log_synced() const {
   auto c = objects_->objects().counts();
   TS_LOG(2, "Caches are synced", {"nodes", cache_.node_count()}, {"boundPods", cache_.bound_count()},
          {"namespaces", c.namespaces}, {"services", c.services}, {"replicationControllers", c.replication_controllers},
-         {"replicaSets", c.replica_sets}, {"statefulSets", c.stateful_sets});
+         {"replicaSets", c.replica_sets}, {"statefulSets", c.stateful_sets}, {"persistentVolumeClaims", c.pvcs},
+         {"persistentVolumes", c.pvs}, {"storageClasses", c.storage_classes});
 }
 
 std::string Scheduler::debug_cluster_objects_json(std::optional<std::string_view> pod) const {
@@ -387,7 +388,10 @@ std::string Scheduler::debug_cluster_objects_json(std::optional<std::string_view
   w.field("services", static_cast<std::uint64_t>(c.services));
   w.field("replicationcontrollers", static_cast<std::uint64_t>(c.replication_controllers));
   w.field("replicasets", static_cast<std::uint64_t>(c.replica_sets));
-  w.field("statefulsets", static_cast<std::uint64_t>(c.stateful_sets)).end();
+  w.field("statefulsets", static_cast<std::uint64_t>(c.stateful_sets));
+  w.field("persistentvolumeclaims", static_cast<std::uint64_t>(c.pvcs));
+  w.field("persistentvolumes", static_cast<std::uint64_t>(c.pvs));
+  w.field("storageclasses", static_cast<std::uint64_t>(c.storage_classes)).end();
   if (pod) {
     w.key("pod").object().field("name", *pod);
     if (const kube::Pod* p = pods_->store().find(std::string(*pod))) {

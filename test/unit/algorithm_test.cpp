@@ -286,18 +286,17 @@ TEST_CASE("a sampled search stops early, goes round robin, and still finds a lon
 TEST_CASE("refuse_unsupported: unresolvable, naming every unsupported field") {
   kube::Pod p = make_pod().name("p");
   p.unsupported.ephemeral_volume = true;
-  p.unsupported.pvc = true;
+  p.unsupported.resource_claims = true;
   const Decision d = sched::refuse_unsupported(p);
   CHECK(d.status == Decision::Status::unresolvable);
   CHECK(d.node.empty());
   CHECK(d.message ==
         "toy-scheduler does not evaluate "
-        "spec.volumes[].persistentVolumeClaim, spec.volumes[].ephemeral: the pod stays pending rather than be bound "
+        "spec.volumes[].ephemeral, spec.resourceClaims: the pod stays pending rather than be bound "
         "without them "
         "(--ignore-unsupported-constraints binds it anyway).");
 
   const std::pair<bool kube::UnsupportedConstraints::*, std::string_view> each[] = {
-      {&kube::UnsupportedConstraints::pvc, "spec.volumes[].persistentVolumeClaim"},
       {&kube::UnsupportedConstraints::ephemeral_volume, "spec.volumes[].ephemeral"},
       {&kube::UnsupportedConstraints::resource_claims, "spec.resourceClaims"},
   };

@@ -233,3 +233,92 @@ TEST_CASE("cluster objects: selector_text is labels.Selector's String()") {
   CHECK(sched::selector_text(s) == "a in (x,y),b=2,c,!d");
   CHECK(sched::selector_text(kube::LabelSelector{}) == "");
 }
+
+namespace {
+
+kube::PersistentVolumeClaim pvc(std::string ns, std::string name, std::string volume, std::string rv = "1") {
+  kube::PersistentVolumeClaim c;
+  c.ns = std::move(ns);
+  c.name = std::move(name);
+  c.uid = "uid-" + c.name;
+  c.resource_version = std::move(rv);
+  c.volume_name = std::move(volume);
+  return c;
+}
+
+kube::PersistentVolume pv(std::string name, std::string rv = "1") {
+  kube::PersistentVolume v;
+  v.name = std::move(name);
+  v.uid = "uid-" + v.name;
+  v.resource_version = std::move(rv);
+  return v;
+}
+
+kube::StorageClass storage_class(std::string name, bool wait, std::string rv = "1") {
+  kube::StorageClass c;
+  c.name = std::move(name);
+  c.uid = "uid-" + c.name;
+  c.resource_version = std::move(rv);
+  c.wait_for_first_consumer = wait;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("cluster objects: claims, volumes and classes, found, updated, forgotten") {
+  std::vector<std::string> events;
+  sched::ClusterObjectIndex ix([&](const char* e) { events.emplace_back(e); });
+  const sched::ClusterObjects& objects = ix;  // what the plugins see
+  CHECK(objects.claim("a", "data") == nullptr);
+  CHECK(objects.volume("pv-1") == nullptr);
+  CHECK(objects.storage_class("local") == nullptr);
+
+  ix.claims().on_add(pvc("a", "data", ""));
+  ix.claims().on_add(pvc("b", "data", "pv-2"));
+  ix.volumes().on_add(pv("pv-1"));
+  ix.storage_classes().on_add(storage_class("local", true));
+  CHECK(events == std::vector<std::string>{"PersistentVolumeClaimAdd", "PersistentVolumeClaimAdd",
+                                           "PersistentVolumeAdd", "StorageClassAdd"});
+  REQUIRE(objects.claim("a", "data") != nullptr);
+  CHECK(objects.claim("a", "data")->volume_name.empty());
+  REQUIRE(objects.claim("b", "data") != nullptr);  // same name, another namespace
+  CHECK(objects.claim("b", "data")->volume_name == "pv-2");
+  CHECK(objects.claim("a", "other") == nullptr);
+  CHECK(objects.claim("c", "data") == nullptr);
+  REQUIRE(objects.volume("pv-1") != nullptr);
+  CHECK(objects.volume("pv-1")->uid == "uid-pv-1");
+  REQUIRE(objects.storage_class("local") != nullptr);
+  CHECK(objects.storage_class("local")->wait_for_first_consumer);
+  auto c = ix.counts();
+  CHECK(c.pvcs == 2);
+  CHECK(c.pvs == 1);
+  CHECK(c.storage_classes == 1);
+
+  // An update replaces the object and moves the pods VolumeBinding may now let in.
+  events.clear();
+  ix.claims().on_update(pvc("a", "data", ""), pvc("a", "data", "pv-1", "2"));
+  kube::PersistentVolume zoned = pv("pv-1", "2");
+  zoned.has_node_affinity = true;
+  ix.volumes().on_update(pv("pv-1"), zoned);
+  ix.storage_classes().on_update(storage_class("local", true), storage_class("local", false, "2"));
+  CHECK(events ==
+        std::vector<std::string>{"PersistentVolumeClaimUpdate", "PersistentVolumeUpdate", "StorageClassUpdate"});
+  CHECK(objects.claim("a", "data")->volume_name == "pv-1");
+  CHECK(objects.volume("pv-1")->has_node_affinity);
+  CHECK_FALSE(objects.storage_class("local")->wait_for_first_consumer);
+
+  // A delete is forgotten and moves no pod: nothing rejected can fit for it.
+  events.clear();
+  ix.claims().on_delete(pvc("a", "data", "pv-1", "2"));
+  ix.volumes().on_delete(zoned);
+  ix.storage_classes().on_delete(storage_class("local", false, "2"));
+  CHECK(events.empty());
+  CHECK(objects.claim("a", "data") == nullptr);
+  CHECK(objects.claim("b", "data") != nullptr);
+  CHECK(objects.volume("pv-1") == nullptr);
+  CHECK(objects.storage_class("local") == nullptr);
+  c = ix.counts();
+  CHECK(c.pvcs == 1);
+  CHECK(c.pvs == 0);
+  CHECK(c.storage_classes == 0);
+}

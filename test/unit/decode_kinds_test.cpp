@@ -1,7 +1,7 @@
-// Decoding the kinds read only for the pod plugins: Namespaces, Services,
-// ReplicationControllers, ReplicaSets, StatefulSets, as lists and as watch
-// events. JSON in the shape the API server writes (abridged: the decoder
-// skips what it does not read, and tests elsewhere cover skipping).
+// Decoding the kinds read only for the plugins: Namespaces, Services,
+// ReplicationControllers, ReplicaSets, StatefulSets, PersistentVolumeClaims,
+// PersistentVolumes, StorageClasses, as lists and as watch events. JSON in the shape the API server writes (abridged:
+// the decoder skips what it does not read, and tests elsewhere cover skipping).
 #include "toysched/kube/decode.hpp"
 
 #include <doctest/doctest.h>
@@ -197,4 +197,146 @@ TEST_CASE("decode: a new kind's unreadable object is skipped with its identity, 
   // A broken event is the event's failure.
   auto broken = d.stateful_set_event(R"({"type":"ADDED","object":{"metadata":)");
   CHECK_FALSE(broken.has_value());
+}
+
+namespace {
+
+// A claim with `annotations` (a JSON object's members, or "") and `spec`.
+std::string claim(const std::string& name, const std::string& annotations, const std::string& spec,
+                  const std::string& extra_meta = "") {
+  return R"({"kind":"PersistentVolumeClaim","apiVersion":"v1","metadata":{"name":")" + name +
+         R"(","namespace":"shop","uid":"uid-)" + name + R"(","resourceVersion":"30",)" + extra_meta +
+         R"("annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}")" +
+         (annotations.empty() ? "" : "," + annotations) + R"(}},"spec":{"accessModes":["ReadWriteOnce"],)" +
+         R"("resources":{"requests":{"storage":"1Gi"}},"volumeMode":"Filesystem")" + spec +
+         R"(},"status":{"phase":"Pending"}})";
+}
+
+const std::string kBoundPv =
+    R"({"kind":"PersistentVolume","apiVersion":"v1",)" + meta("pv-local", "", "40") +
+    R"(,"spec":{"capacity":{"storage":"1Gi"},"local":{"path":"/mnt/disk"},"accessModes":["ReadWriteOnce"],)"
+    R"("claimRef":{"namespace":"shop","name":"data"},"nodeAffinity":{"required":{"nodeSelectorTerms":[)"
+    R"({"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["n1","n2"]}]},)"
+    R"({"matchFields":[{"key":"metadata.name","operator":"In","values":["n3"]}]}]}},)"
+    R"("persistentVolumeReclaimPolicy":"Delete","storageClassName":"local"},"status":{"phase":"Bound"}})";
+
+}  // namespace
+
+TEST_CASE("decode: PersistentVolumeClaims, their class, binding and deletion") {
+  Decoder d;
+  auto l = d.persistent_volume_claim_list(
+      list("PersistentVolumeClaimList", claim("data", R"("pv.kubernetes.io/bind-completed":"yes")",
+                                              R"(,"storageClassName":"fast","volumeName":"pv-1")")));
+  REQUIRE(l.has_value());
+  REQUIRE(l->items.size() == 1);
+  const PersistentVolumeClaim& c = l->items[0];
+  CHECK(c.ns == "shop");
+  CHECK(c.name == "data");
+  CHECK(c.uid == "uid-data");
+  CHECK(c.resource_version == "30");
+  CHECK(c.volume_name == "pv-1");
+  CHECK(c.storage_class_name == "fast");
+  CHECK(c.bind_completed);  // any value: only the key's presence counts
+  CHECK_FALSE(c.deleting);
+
+  // The beta annotation wins over spec.storageClassName, even when empty.
+  auto beta = d.persistent_volume_claim_event(event(
+      "ADDED", claim("beta", R"("volume.beta.kubernetes.io/storage-class":"slow")", R"(,"storageClassName":"fast")")));
+  REQUIRE(beta.has_value());
+  CHECK(beta->object.storage_class_name == "slow");
+  CHECK_FALSE(beta->object.bind_completed);
+  CHECK(beta->object.volume_name.empty());
+  auto beta_empty = d.persistent_volume_claim_event(event(
+      "ADDED", claim("none", R"("volume.beta.kubernetes.io/storage-class":"")", R"(,"storageClassName":"fast")")));
+  REQUIRE(beta_empty.has_value());
+  CHECK(beta_empty->object.storage_class_name == "");
+
+  // Neither: no class at all (the default class's business), not "".
+  auto neither = d.persistent_volume_claim_event(event("MODIFIED", claim("plain", "", "")));
+  REQUIRE(neither.has_value());
+  CHECK_FALSE(neither->object.storage_class_name.has_value());
+  auto null_class = d.persistent_volume_claim_event(event("MODIFIED", claim("nul", "", R"(,"storageClassName":null)")));
+  REQUIRE(null_class.has_value());
+  CHECK_FALSE(null_class->object.storage_class_name.has_value());
+
+  auto deleting = d.persistent_volume_claim_event(
+      event("MODIFIED", claim("gone", "", "", R"("deletionTimestamp":"2026-01-01T10:00:00Z",)")));
+  REQUIRE(deleting.has_value());
+  CHECK(deleting->object.deleting);
+
+  // Annotations after spec (any field order) are still read.
+  auto late = d.persistent_volume_claim_event(event(
+      "ADDED",
+      R"({"spec":{"storageClassName":"fast"},"metadata":{"name":"late","namespace":"shop",)"
+      R"("annotations":{"volume.beta.kubernetes.io/storage-class":"slow","pv.kubernetes.io/bind-completed":""}}})"));
+  REQUIRE(late.has_value());
+  CHECK(late->object.storage_class_name == "slow");
+  CHECK(late->object.bind_completed);
+}
+
+TEST_CASE("decode: PersistentVolumes keep their node affinity") {
+  Decoder d;
+  auto l = d.persistent_volume_list(list("PersistentVolumeList", kBoundPv));
+  REQUIRE(l.has_value());
+  REQUIRE(l->items.size() == 1);
+  const PersistentVolume& pv = l->items[0];
+  CHECK(pv.name == "pv-local");
+  CHECK(pv.uid == "uid-pv-local");
+  CHECK(pv.resource_version == "40");
+  CHECK(pv.has_node_affinity);
+  REQUIRE(pv.node_affinity.size() == 2);
+  CHECK(pv.node_affinity[0].match_expressions ==
+        std::vector<NodeSelectorRequirement>{{"kubernetes.io/hostname", SelectorOp::in, {"n1", "n2"}}});
+  CHECK(pv.node_affinity[1].match_fields ==
+        std::vector<NodeSelectorRequirement>{{"metadata.name", SelectorOp::in, {"n3"}}});
+
+  auto plain = d.persistent_volume_event(
+      event("ADDED", R"({"metadata":{"name":"pv-nfs","uid":"u","resourceVersion":"41"},)"
+                     R"("spec":{"nfs":{"server":"s","path":"/"},"capacity":{"storage":"5Gi"}}})"));
+  REQUIRE(plain.has_value());
+  CHECK_FALSE(plain->object.has_node_affinity);
+  CHECK(plain->object.node_affinity.empty());
+  // nodeAffinity without `required`, or with a null one: no constraint.
+  auto no_required = d.persistent_volume_event(
+      event("ADDED", R"({"metadata":{"name":"pv"},"spec":{"nodeAffinity":{"required":null}}})"));
+  REQUIRE(no_required.has_value());
+  CHECK_FALSE(no_required->object.has_node_affinity);
+  // A required selector with no terms is present (and matches no node).
+  auto no_terms = d.persistent_volume_event(
+      event("ADDED", R"({"metadata":{"name":"pv"},"spec":{"nodeAffinity":{"required":{"nodeSelectorTerms":[]}}}})"));
+  REQUIRE(no_terms.has_value());
+  CHECK(no_terms->object.has_node_affinity);
+  CHECK(no_terms->object.node_affinity.empty());
+}
+
+TEST_CASE("decode: StorageClasses, WaitForFirstConsumer or Immediate") {
+  Decoder d;
+  const std::string wffc = R"({"kind":"StorageClass","apiVersion":"storage.k8s.io/v1",)" + meta("local", "", "50") +
+                           R"(,"provisioner":"kubernetes.io/no-provisioner","reclaimPolicy":"Delete",)"
+                           R"("volumeBindingMode":"WaitForFirstConsumer"})";
+  const std::string immediate = R"({"kind":"StorageClass","apiVersion":"storage.k8s.io/v1",)" +
+                                meta("standard", "", "51") +
+                                R"(,"provisioner":"rancher.io/local-path","volumeBindingMode":"Immediate"})";
+  auto l = d.storage_class_list(list("StorageClassList", wffc + "," + immediate));
+  REQUIRE(l.has_value());
+  REQUIRE(l->items.size() == 2);
+  CHECK(l->items[0].name == "local");
+  CHECK(l->items[0].uid == "uid-local");
+  CHECK(l->items[0].resource_version == "50");
+  CHECK(l->items[0].wait_for_first_consumer);
+  CHECK(l->items[1].name == "standard");
+  CHECK_FALSE(l->items[1].wait_for_first_consumer);
+
+  auto ev = d.storage_class_event(event("DELETED", wffc));
+  REQUIRE(ev.has_value());
+  CHECK(ev->type == EventType::deleted);
+  CHECK(ev->object.wait_for_first_consumer);
+  // Absent (the API server defaults it to Immediate): not waiting.
+  auto unset = d.storage_class_event(event("ADDED", R"({"metadata":{"name":"x"},"provisioner":"p"})"));
+  REQUIRE(unset.has_value());
+  CHECK_FALSE(unset->object.wait_for_first_consumer);
+  // A wrong type is the object's failure, not the watch's.
+  auto bad = d.storage_class_event(event("ADDED", R"({"metadata":{"name":"x"},"volumeBindingMode":1})"));
+  REQUIRE(bad.has_value());
+  CHECK(bad->undecodable.has_value());
 }

@@ -322,6 +322,15 @@ TEST_CASE("decode: scheduling gates, init-container host ports") {
   CHECK(p->host_ports == std::vector<HostPort>{{82, "TCP", "0.0.0.0"}});
 }
 
+TEST_CASE("decode: a pod's claims, by name in volume order") {
+  const auto p = decode_pod(
+      pod_json(spec_of(ctr("a", ""), "",
+                       R"("volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data","readOnly":true}},)"
+                       R"({"name":"t","emptyDir":{}},{"name":"l","persistentVolumeClaim":{"claimName":"logs"}}])")));
+  REQUIRE(p.has_value());
+  CHECK(p->claims == std::vector<std::string>{"data", "logs"});
+}
+
 TEST_CASE("decode: hard constraints the scheduler does not evaluate are recorded") {
   auto decode = [](const std::string& more) {
     auto p = decode_pod(pod_json(spec_of(ctr("a", ""), "", more)));
@@ -342,8 +351,10 @@ TEST_CASE("decode: hard constraints the scheduler does not evaluate are recorded
       decode(R"("topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"},)"
              R"({"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}])")
           .any());
-  CHECK(decode(R"("volumes":[{"name":"t","emptyDir":{}},{"name":"d","persistentVolumeClaim":{"claimName":"data"}}])")
-            .pvc);
+  // Claims are evaluated (VolumeBinding): recorded by name, not refused.
+  CHECK_FALSE(
+      decode(R"("volumes":[{"name":"t","emptyDir":{}},{"name":"d","persistentVolumeClaim":{"claimName":"data"}}])")
+          .any());
   CHECK(decode(R"("volumes":[{"name":"s","ephemeral":{"volumeClaimTemplate":{"spec":{"accessModes":["RWO"]}}}}])")
             .ephemeral_volume);
   CHECK(decode(R"("resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"gpu-template"}])").resource_claims);

@@ -118,11 +118,9 @@ TEST_CASE("two profiles in one file: each its own name, strategy and plugins") {
 
   const sched::Profile p = profile_ok(packer);
   // The score point's own entry overrides multiPoint's and goes first.
-  const std::vector<std::pair<PluginId, std::int64_t>> want{{PluginId::node_resources_fit, 5},
-                                                            {PluginId::taint_toleration, 3},
-                                                            {PluginId::node_affinity, 2},
-                                                            {PluginId::pod_topology_spread, 2},
-                                                            {PluginId::inter_pod_affinity, 2}};
+  const std::vector<std::pair<PluginId, std::int64_t>> want{
+      {PluginId::node_resources_fit, 5}, {PluginId::taint_toleration, 3},    {PluginId::node_affinity, 2},
+      {PluginId::volume_binding, 1},     {PluginId::pod_topology_spread, 2}, {PluginId::inter_pod_affinity, 2}};
   CHECK(score_ids(p) == want);
   auto* fit = dynamic_cast<const sched::NodeResourcesFit*>(p.find(PluginId::node_resources_fit));
   REQUIRE(fit != nullptr);

@@ -146,6 +146,22 @@ struct ResourcePath<StatefulSet> {
   static constexpr const char* name = "statefulsets";
   static std::string path(std::string_view ns);
 };
+// The storage kinds, for VolumeBinding.
+template <>
+struct ResourcePath<PersistentVolumeClaim> {
+  static constexpr const char* name = "persistentvolumeclaims";
+  static std::string path(std::string_view ns);
+};
+template <>
+struct ResourcePath<PersistentVolume> {
+  static constexpr const char* name = "persistentvolumes";
+  static std::string path(std::string_view ns);
+};
+template <>
+struct ResourcePath<StorageClass> {
+  static constexpr const char* name = "storageclasses";
+  static std::string path(std::string_view ns);
+};
 
 extern template boost::asio::awaitable<api_result<PodList>> Api::list<Pod>(ListOptions);
 extern template boost::asio::awaitable<api_result<NodeList>> Api::list<Node>(ListOptions);
@@ -156,6 +172,10 @@ extern template boost::asio::awaitable<api_result<ReplicationControllerList>> Ap
     ListOptions);
 extern template boost::asio::awaitable<api_result<ReplicaSetList>> Api::list<ReplicaSet>(ListOptions);
 extern template boost::asio::awaitable<api_result<StatefulSetList>> Api::list<StatefulSet>(ListOptions);
+extern template boost::asio::awaitable<api_result<PersistentVolumeClaimList>> Api::list<PersistentVolumeClaim>(
+    ListOptions);
+extern template boost::asio::awaitable<api_result<PersistentVolumeList>> Api::list<PersistentVolume>(ListOptions);
+extern template boost::asio::awaitable<api_result<StorageClassList>> Api::list<StorageClass>(ListOptions);
 
 // The body of a FailedScheduling event is cut like kube-scheduler's.
 std::string truncate_note(std::string note);

@@ -72,19 +72,26 @@ class Decoder {
   result<WatchEvent<Pod>> pod_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<Node>> node_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<Lease>> lease_event(std::string_view line, std::size_t readable = 0);
-  // What the pod plugins read of other kinds (objects.hpp): lists and
-  // watch events, for their informers.
+  // What the plugins read of other kinds (objects.hpp): lists and watch
+  // events, for their informers.
   result<NamespaceList> namespace_list(std::string_view json, std::size_t readable = 0);
   result<ServiceList> service_list(std::string_view json, std::size_t readable = 0);
   result<ReplicationControllerList> replication_controller_list(std::string_view json, std::size_t readable = 0);
   result<ReplicaSetList> replica_set_list(std::string_view json, std::size_t readable = 0);
   result<StatefulSetList> stateful_set_list(std::string_view json, std::size_t readable = 0);
+  result<PersistentVolumeClaimList> persistent_volume_claim_list(std::string_view json, std::size_t readable = 0);
+  result<PersistentVolumeList> persistent_volume_list(std::string_view json, std::size_t readable = 0);
+  result<StorageClassList> storage_class_list(std::string_view json, std::size_t readable = 0);
   result<WatchEvent<Namespace>> namespace_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<Service>> service_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<ReplicationController>> replication_controller_event(std::string_view line,
                                                                          std::size_t readable = 0);
   result<WatchEvent<ReplicaSet>> replica_set_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<StatefulSet>> stateful_set_event(std::string_view line, std::size_t readable = 0);
+  result<WatchEvent<PersistentVolumeClaim>> persistent_volume_claim_event(std::string_view line,
+                                                                          std::size_t readable = 0);
+  result<WatchEvent<PersistentVolume>> persistent_volume_event(std::string_view line, std::size_t readable = 0);
+  result<WatchEvent<StorageClass>> storage_class_event(std::string_view line, std::size_t readable = 0);
 
   struct Impl;
 

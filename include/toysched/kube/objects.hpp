@@ -216,11 +216,10 @@ struct Node {
 // only their presence is decoded, so that the scheduler can refuse the pod
 // instead of binding it where the constraint may not hold.
 struct UnsupportedConstraints {
-  bool pvc = false;               // a spec.volumes[].persistentVolumeClaim
   bool ephemeral_volume = false;  // a spec.volumes[].ephemeral (a PVC made for the pod)
   bool resource_claims = false;   // spec.resourceClaims (dynamic resource allocation)
 
-  bool any() const noexcept { return pvc || ephemeral_volume || resource_claims; }
+  bool any() const noexcept { return ephemeral_volume || resource_claims; }
   friend bool operator==(const UnsupportedConstraints&, const UnsupportedConstraints&) = default;
 };
 
@@ -242,6 +241,9 @@ struct Pod {
   std::vector<HostPort> host_ports;  // only ports with hostPort > 0
   Resources requests;                // effective pod request, resizes included (decode_pod.cpp); `pods` stays 0
   UnsupportedConstraints unsupported;
+  // spec.volumes[].persistentVolumeClaim.claimName, in volume order
+  // (VolumeBinding looks each up in the pod's namespace).
+  std::vector<std::string> claims;
   std::optional<TimePoint> creation_timestamp;
   // What InterPodAffinity, PodTopologySpread and ImageLocality read. Each is
   // an empty vector (no allocation) on a pod without it.
@@ -277,6 +279,26 @@ struct ReplicaSet {
 struct StatefulSet {
   std::string ns, name, uid, resource_version;
   std::optional<LabelSelector> selector;  // spec.selector
+};
+
+// The storage kinds, for VolumeBinding (bound and immediate claims only).
+struct PersistentVolumeClaim {
+  std::string ns, name, uid, resource_version;
+  std::string volume_name;  // spec.volumeName; "" while unbound
+  // The claim's class: the annotation volume.beta.kubernetes.io/storage-class
+  // if present, else spec.storageClassName; nullopt when neither.
+  std::optional<std::string> storage_class_name;
+  bool bind_completed = false;  // metadata.annotations has pv.kubernetes.io/bind-completed (any value)
+  bool deleting = false;        // metadata.deletionTimestamp is set
+};
+struct PersistentVolume {
+  std::string name, uid, resource_version;
+  std::vector<NodeSelectorTerm> node_affinity;  // spec.nodeAffinity.required.nodeSelectorTerms (ORed); empty: none
+  bool has_node_affinity = false;               // spec.nodeAffinity.required present (even with zero terms)
+};
+struct StorageClass {
+  std::string name, uid, resource_version;
+  bool wait_for_first_consumer = false;  // volumeBindingMode == "WaitForFirstConsumer"
 };
 
 struct Lease {
@@ -344,6 +366,9 @@ using ServiceList = List<Service>;
 using ReplicationControllerList = List<ReplicationController>;
 using ReplicaSetList = List<ReplicaSet>;
 using StatefulSetList = List<StatefulSet>;
+using PersistentVolumeClaimList = List<PersistentVolumeClaim>;
+using PersistentVolumeList = List<PersistentVolume>;
+using StorageClassList = List<StorageClass>;
 
 enum class EventType : std::uint8_t { added, modified, deleted, bookmark, error };
 

@@ -328,5 +328,8 @@ extern template class Reflector<Service>;
 extern template class Reflector<ReplicationController>;
 extern template class Reflector<ReplicaSet>;
 extern template class Reflector<StatefulSet>;
+extern template class Reflector<PersistentVolumeClaim>;
+extern template class Reflector<PersistentVolume>;
+extern template class Reflector<StorageClass>;
 
 }  // namespace toysched::kube

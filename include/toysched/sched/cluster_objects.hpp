@@ -1,14 +1,17 @@
 // What the plugins look up beyond nodes and pods (framework.hpp's
-// ClusterObjects), kept by five informers as kube-scheduler's listers are:
+// ClusterObjects), kept by eight informers as kube-scheduler's listers are:
 //
 //   watch/namespaces ──────────────┐
 //   watch/services ────────────────┤
-//   watch/replicationcontrollers ──┼─► ClusterObjectIndex ──► Cluster::objects
+//   watch/replicationcontrollers ──┤
 //   watch/replicasets ─────────────┤     (namespace labels; per namespace,
-//   watch/statefulsets ────────────┘      the selectors by name)
+//   watch/statefulsets ────────────┼─► ClusterObjectIndex ──► Cluster::objects
+//   watch/persistentvolumeclaims ──┤      the selectors by name; the claims,
+//   watch/persistentvolumes ───────┤      volumes and classes themselves)
+//   watch/storageclasses ──────────┘
 //
-// The index keeps its own copy of the few fields it needs, keyed so that a
-// lookup by a pod's namespace and owner name builds no string: the Store's
+// The index keeps its own copy of what it needs, keyed so that a lookup by
+// a pod's namespace and owner or claim name builds no string: the Store's
 // map is keyed "ns/name" and is replaced wholesale on a relist, so neither
 // its keys nor its element addresses serve a per-pod lookup.
 #pragma once
@@ -42,7 +45,9 @@ class ClusterObjectIndex final : public ClusterObjects {
   // an unschedulable pod fit: a namespace's labels (InterPodAffinity's
   // namespaceSelector). Services and controllers feed only the default
   // spread constraints, which are ScheduleAnyway: they never make a pod
-  // unschedulable, so their changes move no pod.
+  // unschedulable, so their changes move no pod. A claim, volume or class
+  // added or updated may let in a pod VolumeBinding rejected (a claim bound
+  // at last, a volume's node affinity changed); a delete never does.
   explicit ClusterObjectIndex(std::function<void(const char* event)> changed = {});
   ClusterObjectIndex(const ClusterObjectIndex&) = delete;
   ClusterObjectIndex& operator=(const ClusterObjectIndex&) = delete;
@@ -54,6 +59,9 @@ class ClusterObjectIndex final : public ClusterObjects {
   // selector is); a ReplicaSet's or StatefulSet's selector is then ANDed
   // in: its pairs appended, its expressions after.
   kube::LabelSelector default_selector(const kube::Pod& pod) const override;
+  const kube::PersistentVolumeClaim* claim(std::string_view ns, std::string_view name) const override;
+  const kube::PersistentVolume* volume(std::string_view name) const override;
+  const kube::StorageClass* storage_class(std::string_view name) const override;
 
   // The handlers the informers feed (a unit test may feed them by hand).
   kube::Handler<kube::Namespace>& namespaces() noexcept { return namespace_events_; }
@@ -61,9 +69,13 @@ class ClusterObjectIndex final : public ClusterObjects {
   kube::Handler<kube::ReplicationController>& replication_controllers() noexcept { return rc_events_; }
   kube::Handler<kube::ReplicaSet>& replica_sets() noexcept { return rs_events_; }
   kube::Handler<kube::StatefulSet>& stateful_sets() noexcept { return ss_events_; }
+  kube::Handler<kube::PersistentVolumeClaim>& claims() noexcept { return pvc_events_; }
+  kube::Handler<kube::PersistentVolume>& volumes() noexcept { return pv_events_; }
+  kube::Handler<kube::StorageClass>& storage_classes() noexcept { return sc_events_; }
 
   struct Counts {
     std::size_t namespaces = 0, services = 0, replication_controllers = 0, replica_sets = 0, stateful_sets = 0;
+    std::size_t pvcs = 0, pvs = 0, storage_classes = 0;
   };
   Counts counts() const;
 
@@ -85,28 +97,40 @@ class ClusterObjectIndex final : public ClusterObjects {
   void put(const kube::ReplicationController& rc, const kube::ReplicationController*);
   void put(const kube::ReplicaSet& rs, const kube::ReplicaSet*);
   void put(const kube::StatefulSet& ss, const kube::StatefulSet*);
+  void put(const kube::PersistentVolumeClaim& c, const kube::PersistentVolumeClaim* old);
+  void put(const kube::PersistentVolume& pv, const kube::PersistentVolume* old);
+  void put(const kube::StorageClass& sc, const kube::StorageClass* old);
   void erase(const kube::Namespace& n);
   void erase(const kube::Service& s);
   void erase(const kube::ReplicationController& rc);
   void erase(const kube::ReplicaSet& rs);
   void erase(const kube::StatefulSet& ss);
+  void erase(const kube::PersistentVolumeClaim& c);
+  void erase(const kube::PersistentVolume& pv);
+  void erase(const kube::StorageClass& sc);
 
   std::function<void(const char*)> changed_;
   StringMap<kube::StringPairs> namespaces_;
   ByNamespace<kube::StringPairs> services_, rcs_;
   ByNamespace<std::optional<kube::LabelSelector>> rss_, sss_;
+  ByNamespace<kube::PersistentVolumeClaim> claims_;
+  StringMap<kube::PersistentVolume> volumes_;
+  StringMap<kube::StorageClass> classes_;
   Events<kube::Namespace> namespace_events_{*this};
   Events<kube::Service> service_events_{*this};
   Events<kube::ReplicationController> rc_events_{*this};
   Events<kube::ReplicaSet> rs_events_{*this};
   Events<kube::StatefulSet> ss_events_{*this};
+  Events<kube::PersistentVolumeClaim> pvc_events_{*this};
+  Events<kube::PersistentVolume> pv_events_{*this};
+  Events<kube::StorageClass> sc_events_{*this};
 };
 
 // labels.Selector's String() form of a selector, for logs and /debug:
 // "app=web,tier in (a,b),!legacy"; "" for the empty selector.
 std::string selector_text(const kube::LabelSelector& s);
 
-// The five informers and the index they keep. Like the pod and node
+// The eight informers and the index they keep. Like the pod and node
 // informers they run on a standby replica too, and the scheduler decides
 // nothing until all have synced (upstream's WaitForCacheSync).
 class ClusterInformers {
@@ -122,7 +146,7 @@ class ClusterInformers {
     const char* resource;  // "namespaces", ...
     const kube::ReflectorStats* stats;
   };
-  std::array<Watch, 5> watch_stats() const noexcept;
+  std::array<Watch, 8> watch_stats() const noexcept;
 
  private:
   ClusterObjectIndex index_;
@@ -131,6 +155,9 @@ class ClusterInformers {
   kube::Reflector<kube::ReplicationController> rcs_;
   kube::Reflector<kube::ReplicaSet> rss_;
   kube::Reflector<kube::StatefulSet> sss_;
+  kube::Reflector<kube::PersistentVolumeClaim> pvcs_;
+  kube::Reflector<kube::PersistentVolume> pvs_;
+  kube::Reflector<kube::StorageClass> scs_;
 };
 
 }  // namespace toysched::sched

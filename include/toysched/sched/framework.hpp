@@ -47,6 +47,7 @@ enum class PluginId : std::uint8_t {
   image_locality,
   pod_topology_spread,
   inter_pod_affinity,
+  volume_binding,
 };
 // Upstream's plugin name ("NodeResourcesFit").
 std::string_view plugin_name(PluginId p) noexcept;
@@ -72,8 +73,10 @@ enum class Reason : std::uint8_t {
   existing_anti_affinity,   // InterPodAffinity: a placed pod's required anti-affinity
   pod_topology_spread,
   pod_topology_spread_missing_label,
+  volume_node_affinity,  // VolumeBinding: a bound PersistentVolume's node affinity
+  volume_missing,        // VolumeBinding: a claim bound to a volume that does not exist
 };
-inline constexpr int kReasonCount = 16;
+inline constexpr int kReasonCount = 18;
 
 // Upstream's text for reasons that carry no detail; empty for the two that do.
 std::string_view reason_text(Reason r) noexcept;
@@ -117,7 +120,8 @@ class FilterSink {
 };
 
 // What plugins look up beyond nodes and pods, from the Scheduler's
-// informers (namespaces, and the workloads that own or select pods).
+// informers (namespaces, the workloads that own or select pods, and the
+// claims, volumes and classes of pods' storage).
 class ClusterObjects {
  public:
   // The labels of namespace `ns`; nullptr when no such namespace is known
@@ -128,6 +132,13 @@ class ClusterObjects {
   // merged, plus the selector of its controller when that is a
   // ReplicationController, ReplicaSet or StatefulSet. Empty when none.
   virtual kube::LabelSelector default_selector(const kube::Pod& pod) const = 0;
+  // The storage objects VolumeBinding reads; nullptr when not known. Not
+  // pure: a double that has no storage knows none.
+  virtual const kube::PersistentVolumeClaim* claim(std::string_view /*ns*/, std::string_view /*name*/) const {
+    return nullptr;
+  }
+  virtual const kube::PersistentVolume* volume(std::string_view /*name*/) const { return nullptr; }
+  virtual const kube::StorageClass* storage_class(std::string_view /*name*/) const { return nullptr; }
 
  protected:
   ~ClusterObjects() = default;

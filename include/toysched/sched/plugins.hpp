@@ -16,4 +16,5 @@
 #include "toysched/sched/plugins/node_unschedulable.hpp"
 #include "toysched/sched/plugins/pod_topology_spread.hpp"
 #include "toysched/sched/plugins/taint_toleration.hpp"
+#include "toysched/sched/plugins/volume_binding.hpp"
 #include "toysched/sched/profile.hpp"

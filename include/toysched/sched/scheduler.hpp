@@ -147,7 +147,8 @@ class Scheduler {
   void set_outcome_hook(std::function<void(const Outcome&)> f) { outcome_ = std::move(f); }
   const kube::ReflectorStats& pod_watch_stats() const noexcept { return pods_->stats(); }
   const kube::ReflectorStats& node_watch_stats() const noexcept { return nodes_->stats(); }
-  // Namespaces, Services, ReplicationControllers, ReplicaSets, StatefulSets.
+  // Namespaces, Services, ReplicationControllers, ReplicaSets, StatefulSets,
+  // PersistentVolumeClaims, PersistentVolumes, StorageClasses.
   const ClusterInformers& cluster_informers() const noexcept { return *objects_; }
   // /debug/cache: per node allocatable, requested, pod count; assumed pods.
   std::string debug_cache_json();

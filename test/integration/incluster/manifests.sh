@@ -144,7 +144,7 @@ selfsubjectrulesreviews.authorization.k8s.io [] [] [create]
 [/version/] [] [get]
 [/version] [] [get]"
 # toy-scheduler's own, everywhere (ClusterRole): src/kube/reflector.cpp (list,
-# watch; src/sched/cluster_objects.cpp for the five kinds the plugins look
+# watch; src/sched/cluster_objects.cpp for the eight kinds the plugins look
 # up), src/sched/scheduler.cpp (pods/binding), src/sched/events.cpp
 # (pods/status, events), src/serve/auth.cpp (the secure port's reviews).
 CLUSTER="pods [] [] [get list watch]
@@ -156,6 +156,9 @@ services [] [] [list watch]
 replicationcontrollers [] [] [list watch]
 replicasets.apps [] [] [list watch]
 statefulsets.apps [] [] [list watch]
+persistentvolumeclaims [] [] [list watch]
+persistentvolumes [] [] [list watch]
+storageclasses.storage.k8s.io [] [] [list watch]
 events [] [] [create patch]
 events.events.k8s.io [] [] [create patch]
 tokenreviews.authentication.k8s.io [] [] [create]

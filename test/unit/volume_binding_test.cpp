@@ -1,0 +1,171 @@
+// VolumeBinding, for bound and immediate claims: through the default
+// profile's schedule_pod, so the messages are checked whole, as
+// kube-scheduler's FailedScheduling events print them (the texts follow
+// upstream's volumebinding plugin: volume_binding.go, binder.go).
+#include "builders.hpp"
+#include "toysched/sched/algorithm.hpp"
+#include "toysched/sched/node_info.hpp"
+#include "toysched/sched/profile.hpp"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace toysched;
+using sched::Decision;
+using sched::NodeInfo;
+using test::make_node;
+using test::make_pod;
+using test::term;
+
+namespace {
+
+// The storage objects a test sets up, looked up as ClusterObjectIndex does.
+class Storage final : public sched::ClusterObjects {
+ public:
+  std::map<std::string, kube::PersistentVolumeClaim, std::less<>> claims;  // "ns/name"
+  std::map<std::string, kube::PersistentVolume, std::less<>> volumes;
+  std::map<std::string, kube::StorageClass, std::less<>> classes;
+
+  const kube::StringPairs* namespace_labels(std::string_view) const override { return nullptr; }
+  kube::LabelSelector default_selector(const kube::Pod&) const override { return {}; }
+  const kube::PersistentVolumeClaim* claim(std::string_view ns, std::string_view name) const override {
+    auto it = claims.find(std::string(ns) + "/" + std::string(name));
+    return it == claims.end() ? nullptr : &it->second;
+  }
+  const kube::PersistentVolume* volume(std::string_view name) const override {
+    auto it = volumes.find(name);
+    return it == volumes.end() ? nullptr : &it->second;
+  }
+  const kube::StorageClass* storage_class(std::string_view name) const override {
+    auto it = classes.find(name);
+    return it == classes.end() ? nullptr : &it->second;
+  }
+
+  // A claim in "default", bound (annotated bind-completed) when `volume` is set.
+  kube::PersistentVolumeClaim& add_claim(std::string name, std::string volume = {}) {
+    kube::PersistentVolumeClaim& c = claims["default/" + name];
+    c.ns = "default";
+    c.name = std::move(name);
+    c.bind_completed = !volume.empty();
+    c.volume_name = std::move(volume);
+    return c;
+  }
+  kube::PersistentVolume& add_volume(std::string name, std::vector<kube::NodeSelectorTerm> affinity) {
+    kube::PersistentVolume& v = volumes[name];
+    v.name = std::move(name);
+    v.has_node_affinity = true;
+    v.node_affinity = std::move(affinity);
+    return v;
+  }
+};
+
+const std::vector<NodeInfo>& three_nodes() {
+  static const std::vector<NodeInfo> nodes = {
+      make_node().name("n1").info(),
+      make_node().name("n2").info(),
+      make_node().name("n3").info(),
+  };
+  return nodes;
+}
+
+Decision run(const kube::Pod& pod, const Storage& storage) {
+  static const sched::Profile profile = sched::Profile::make_default();
+  std::vector<const NodeInfo*> ptrs;
+  for (const NodeInfo& n : three_nodes()) ptrs.push_back(&n);
+  sched::Cluster cluster(ptrs);
+  cluster.objects = &storage;
+  std::mt19937_64 rng(1);
+  return sched::schedule_pod(profile, pod, cluster, rng);
+}
+
+kube::Pod with_claims(std::vector<std::string> claims) {
+  kube::Pod p = make_pod().ns("default").name("p");
+  p.claims = std::move(claims);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("VolumeBinding: a bound volume's node affinity decides the node") {
+  Storage s;
+  s.add_claim("data", "pv-1");
+  s.add_volume("pv-1", {term().expr("kubernetes.io/hostname", "In", {"n2", "gone-1", "gone-2"})});
+  const Decision d = run(with_claims({"data"}), s);
+  REQUIRE(d.status == Decision::Status::scheduled);
+  CHECK(d.node == "n2");
+  CHECK(d.feasible_nodes == 1);
+
+  SUBCASE("no node matches: unresolvable, upstream's reason") {
+    s.volumes["pv-1"].node_affinity = {term().expr("kubernetes.io/hostname", "In", {"gone"})};
+    const Decision no = run(with_claims({"data"}), s);
+    CHECK(no.status == Decision::Status::unresolvable);
+    CHECK(no.message == "0/3 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity.");
+  }
+  SUBCASE("required with no terms matches no node (MatchNodeSelectorTerms)") {
+    s.volumes["pv-1"].node_affinity.clear();
+    CHECK(run(with_claims({"data"}), s).status == Decision::Status::unresolvable);
+  }
+  SUBCASE("every bound volume must match: two volumes, disjoint nodes") {
+    s.add_claim("logs", "pv-2");
+    s.add_volume("pv-2", {term().expr("kubernetes.io/hostname", "In", {"n3"})});
+    CHECK(run(with_claims({"data", "logs"}), s).status == Decision::Status::unresolvable);
+  }
+  SUBCASE("a volume with no node affinity admits every node") {
+    s.volumes["pv-1"].has_node_affinity = false;
+    s.volumes["pv-1"].node_affinity.clear();
+    const Decision any = run(with_claims({"data"}), s);
+    CHECK(any.status == Decision::Status::scheduled);
+    CHECK(any.feasible_nodes == 3);
+  }
+}
+
+TEST_CASE("VolumeBinding: claims that no node can help") {
+  Storage s;
+  SUBCASE("a claim that does not exist") {
+    const Decision d = run(with_claims({"nope"}), s);
+    CHECK(d.status == Decision::Status::unresolvable);
+    CHECK(d.message == "0/3 nodes are available: persistentvolumeclaim \"nope\" not found.");
+  }
+  SUBCASE("a claim being deleted") {
+    s.add_claim("data", "pv-1").deleting = true;
+    CHECK(run(with_claims({"data"}), s).message ==
+          "0/3 nodes are available: persistentvolumeclaim \"data\" is being deleted.");
+  }
+  SUBCASE("a claim bound to a volume that does not exist") {
+    s.add_claim("data", "pv-gone");
+    CHECK(run(with_claims({"data"}), s).message ==
+          "0/3 nodes are available: 3 node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s).");
+  }
+  SUBCASE("unbound, no class (binds at once): wait for the volume controller") {
+    s.add_claim("data");
+    CHECK(run(with_claims({"data"}), s).message ==
+          "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.");
+  }
+  SUBCASE("named but not yet marked bind-completed: still unbound") {
+    s.add_claim("data", "pv-1").bind_completed = false;
+    s.add_volume("pv-1", {});
+    CHECK(run(with_claims({"data"}), s).message ==
+          "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.");
+  }
+  SUBCASE("unbound, of a WaitForFirstConsumer class: not done here, said so") {
+    s.add_claim("data").storage_class_name = "local";
+    s.classes["local"] = kube::StorageClass{"local", "", "", true};
+    CHECK(run(with_claims({"data"}), s).message ==
+          "0/3 nodes are available: toy-scheduler does not bind persistentvolumeclaim \"data\" of storage class "
+          "\"local\" (volumeBindingMode WaitForFirstConsumer).");
+    s.classes["local"].wait_for_first_consumer = false;  // Immediate: the controller's to bind
+    CHECK(run(with_claims({"data"}), s).message ==
+          "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.");
+  }
+}
+
+TEST_CASE("VolumeBinding: a pod without claims is not its business") {
+  const Storage s;
+  const Decision d = run(make_pod().ns("default").name("p"), s);
+  CHECK(d.status == Decision::Status::scheduled);
+  CHECK(d.feasible_nodes == 3);
+}
