@@ -132,6 +132,36 @@ pod() {
     cat; } | k apply -f - >/dev/null
 }
 
+# volume NAME [NODE...]: a 1Gi hostPath PersistentVolume, deleted at exit;
+# with NODEs, its node affinity requires one of them (by hostname).
+volume() {
+  local name=$1; shift
+  local nodes; nodes=$(IFS=,; echo "$*")
+  on_exit k delete pv "$name" --wait=false '>/dev/null 2>&1'
+  { printf 'apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: %s}\nspec:\n' "$name"
+    printf '  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  hostPath: {path: /tmp/%s}\n' "$name"
+    if [ -n "$nodes" ]; then
+      printf '  nodeAffinity:\n    required:\n      nodeSelectorTerms:\n'
+      printf '      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [%s]}]\n' "$nodes"
+    fi
+  } | k apply -f - >/dev/null
+}
+
+# claim NAME VOLUME [CLASS]: a 1Gi claim in NS pre-bound to VOLUME ("":
+# unbound), of storage class CLASS (default "": no class).
+claim() {
+  k -n "$NS" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $1}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: "${3:-}"
+  ${2:+volumeName: $2}
+  resources: {requests: {storage: 1Gi}}
+YAML
+}
+
 # node_of POD: its spec.nodeName (empty while pending).
 node_of() { k -n "$NS" get pod "$1" -o jsonpath='{.spec.nodeName}'; }
 

@@ -3,6 +3,7 @@
 // the choice, tie-breaking, and spreading.
 #include "toysched/sched/algorithm.hpp"
 #include "builders.hpp"
+#include "profile_fixtures.hpp"
 #include "toysched/sched/node_info.hpp"
 #include "toysched/sched/profile.hpp"
 
@@ -19,28 +20,18 @@
 using namespace toysched;
 using sched::Decision;
 using sched::NodeInfo;
+using test::default_profile;
 using test::make_node;
 using test::make_pod;
+using test::node_ptrs;
 using test::term;
 
 namespace {
 
-// kube-scheduler's default profile, with the plugins this build has.
-const sched::Profile& default_profile() {
-  static const sched::Profile p = sched::Profile::make_default();
-  return p;
-}
-
-std::vector<const NodeInfo*> ptrs(const std::vector<NodeInfo>& nodes) {
-  std::vector<const NodeInfo*> out;
-  for (const auto& n : nodes) out.push_back(&n);
-  return out;
-}
-
 Decision run(const kube::Pod& pod, const std::vector<NodeInfo>& nodes, std::uint64_t seed = 1,
              std::vector<sched::NodeScore>* scores = nullptr) {
   std::mt19937_64 rng(seed);
-  const auto p = ptrs(nodes);
+  const auto p = node_ptrs(nodes);
   return sched::schedule_pod(default_profile(), pod, p, rng, scores);
 }
 
@@ -229,7 +220,7 @@ TEST_CASE("spread: 20 identical pods on 3 identical nodes end 7/7/6") {
       make_node().name("b").info(),
       make_node().name("c").info(),
   };
-  const auto p = ptrs(nodes);
+  const auto p = node_ptrs(nodes);
   std::mt19937_64 rng(7);
   for (int i = 0; i < 20; ++i) {
     const kube::Pod pod = make_pod().name("p" + std::to_string(i)).cpu("100m").memory("500Mi");

@@ -4,6 +4,7 @@
 // text renderings show it all.
 #include "toysched/sched/explain.hpp"
 #include "builders.hpp"
+#include "profile_fixtures.hpp"
 #include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/profile.hpp"
 
@@ -25,17 +26,11 @@ using test::make_pod;
 
 namespace {
 
-const sched::Profile& default_profile() {
-  static const sched::Profile p = sched::Profile::make_default();
-  return p;
-}
-
 Decision run(const kube::Pod& pod, const std::vector<NodeInfo>& nodes, DecisionTrace* trace,
              std::vector<sched::NodeScore>* scores = nullptr, std::uint64_t seed = 1) {
   std::mt19937_64 rng(seed);
-  std::vector<const NodeInfo*> p;
-  for (const auto& n : nodes) p.push_back(&n);
-  return sched::schedule_pod(default_profile(), pod, p, rng, scores, nullptr, trace);
+  const auto p = test::node_ptrs(nodes);
+  return sched::schedule_pod(test::default_profile(), pod, p, rng, scores, nullptr, trace);
 }
 
 // Three nodes, each turned away by a different filter.

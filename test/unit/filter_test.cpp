@@ -3,6 +3,7 @@
 // bookkeeping. Expected values come from kube-scheduler's plugins and
 // component-helpers' matching rules (see plugins.hpp).
 #include "builders.hpp"
+#include "profile_fixtures.hpp"
 #include "toysched/sched/node_info.hpp"
 #include "toysched/sched/plugins.hpp"
 #include "toysched/sched/profile.hpp"
@@ -22,12 +23,6 @@ using test::term;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-// kube-scheduler's default profile, with the plugins this build has.
-const sched::Profile& default_profile() {
-  static const sched::Profile p = sched::Profile::make_default();
-  return p;
-}
 
 Strings reasons(const kube::Pod& pod, const sched::FilterStatus& s) { return s.reason_strings(pod); }
 
@@ -263,23 +258,23 @@ TEST_CASE("run_filters: upstream order, the first rejecting plugin decides") {
   // Tainted and too small: TaintToleration runs before NodeResourcesFit.
   NodeInfo ni = make_node().cpu("1").taint("dedicated", "gpu", "NoSchedule").info();
   const kube::Pod p = make_pod().cpu("2");
-  auto s = default_profile().filter_one(p, ni);
+  auto s = test::default_profile().filter_one(p, ni);
   CHECK(s.plugin == PluginId::taint_toleration);
   CHECK(reasons(p, s) == Strings{"node(s) had untolerated taint {dedicated: gpu}"});
 
   ni.node.unschedulable = true;
-  s = default_profile().filter_one(p, ni);
+  s = test::default_profile().filter_one(p, ni);
   CHECK(s.plugin == PluginId::node_unschedulable);
 
   const kube::Pod tolerant = make_pod()
                                  .cpu("2")
                                  .toleration("dedicated", "Exists", "")
                                  .toleration("node.kubernetes.io/unschedulable", "Exists", "");
-  s = default_profile().filter_one(tolerant, ni);
+  s = test::default_profile().filter_one(tolerant, ni);
   CHECK(s.plugin == PluginId::node_resources_fit);
   CHECK(reasons(tolerant, s) == Strings{"Insufficient cpu"});
 
-  CHECK(default_profile().filter_one(make_pod().cpu("1").toleration("", "Exists", ""), ni).ok());
+  CHECK(test::default_profile().filter_one(make_pod().cpu("1").toleration("", "Exists", ""), ni).ok());
 }
 
 TEST_CASE("NodeAffinity PreFilter narrows to the metadata.name sets") {

@@ -3,6 +3,7 @@
 // kube-scheduler's FailedScheduling events print them (the texts follow
 // upstream's volumebinding plugin: volume_binding.go, binder.go).
 #include "builders.hpp"
+#include "profile_fixtures.hpp"
 #include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/node_info.hpp"
 #include "toysched/sched/profile.hpp"
@@ -73,13 +74,11 @@ const std::vector<NodeInfo>& three_nodes() {
 }
 
 Decision run(const kube::Pod& pod, const Storage& storage) {
-  static const sched::Profile profile = sched::Profile::make_default();
-  std::vector<const NodeInfo*> ptrs;
-  for (const NodeInfo& n : three_nodes()) ptrs.push_back(&n);
+  const auto ptrs = test::node_ptrs(three_nodes());
   sched::Cluster cluster(ptrs);
   cluster.objects = &storage;
   std::mt19937_64 rng(1);
-  return sched::schedule_pod(profile, pod, cluster, rng);
+  return sched::schedule_pod(test::default_profile(), pod, cluster, rng);
 }
 
 kube::Pod with_claims(std::vector<std::string> claims) {

@@ -50,27 +50,8 @@ pass "PodDisruptionBudget status: $(allowed) (healthy/disruptions allowed)"
 
 # A claim pre-bound to a volume is bound by the persistentvolume-binder
 # (Bound, with the bind-completed annotation a scheduler checks).
-pv=pv-$NS
-on_exit k delete pv "$pv" --wait=false '>/dev/null 2>&1'
-k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: $pv}
-spec:
-  capacity: {storage: 1Gi}
-  accessModes: [ReadWriteOnce]
-  hostPath: {path: /tmp/$pv}
-YAML
-k -n "$NS" apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: claim}
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: ""
-  volumeName: $pv
-  resources: {requests: {storage: 1Gi}}
-YAML
-claim() { k -n "$NS" get pvc claim -o jsonpath='{.status.phase} {.metadata.annotations.pv\.kubernetes\.io/bind-completed}'; }
-wait_until 30 "the claim Bound, bind-completed" '[ "$(claim)" = "Bound yes" ]'
+volume "pv-$NS"
+claim claim "pv-$NS"
+claim_state() { k -n "$NS" get pvc claim -o jsonpath='{.status.phase} {.metadata.annotations.pv\.kubernetes\.io/bind-completed}'; }
+wait_until 30 "the claim Bound, bind-completed" '[ "$(claim_state)" = "Bound yes" ]'
 pass "a pre-bound claim is Bound by the persistentvolume-binder"

@@ -11,38 +11,6 @@ use_private_lab --nodes 3 --controllers
 start_toy "$TEST_TMP/toy.log" -v=2
 
 PAUSE='  containers: [{name: c, image: registry.k8s.io/pause:3.9}]'
-# volume NAME NODE...: a hostPath PV whose node affinity lists the nodes.
-volume() {
-  local name=$1; shift
-  local nodes; nodes=$(IFS=,; echo "$*")
-  on_exit k delete pv "$name" --wait=false '>/dev/null 2>&1'
-  k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: $name}
-spec:
-  capacity: {storage: 1Gi}
-  accessModes: [ReadWriteOnce]
-  hostPath: {path: /tmp/$name}
-  nodeAffinity:
-    required:
-      nodeSelectorTerms:
-      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$nodes]}]
-YAML
-}
-# claim NAME VOLUME [CLASS]: a claim pre-bound to VOLUME ("" : unbound).
-claim() {
-  k -n "$NS" apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: $1}
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: "${3:-}"
-  ${2:+volumeName: $2}
-  resources: {requests: {storage: 1Gi}}
-YAML
-}
 uses() { pod "$1" <<<"  volumes: [{name: data, persistentVolumeClaim: {claimName: $2}}]
 $PAUSE"; }
 
