@@ -274,6 +274,7 @@ Pod to_pod(const njson& j) {
   if (auto it = spec.find("nodeSelector"); it != spec.end() && it->is_object())
     for (auto& [k, v] : it->items()) p.node_selector.emplace_back(k, v.get<std::string>());
   p.scheduling_gated = spec.contains("schedulingGates") && !spec["schedulingGates"].empty();
+  p.preempt_never = str(spec, "preemptionPolicy") == "Never";
   if (auto it = spec.find("tolerations"); it != spec.end())
     for (auto& t : *it) {
       auto& tol = p.tolerations.emplace_back();
@@ -319,7 +320,18 @@ Pod to_pod(const njson& j) {
   at_least(total, init_peak);
   if (auto it = spec.find("overhead"); it != spec.end()) add(total, resources(*it).r);
   p.requests = std::move(total);
-  if (auto st = j.find("status"); st != j.end()) p.phase = str(*st, "phase");
+  if (auto st = j.find("status"); st != j.end()) {
+    p.phase = str(*st, "phase");
+    p.nominated_node_name = str(*st, "nominatedNodeName");
+    if (auto t = str(*st, "startTime"); !t.empty()) p.start_time = parse_micro_time(t);
+    if (auto cs = st->find("conditions"); p.deleting && cs != st->end() && cs->is_array()) {
+      for (auto& c : *cs) {
+        if (str(c, "type") != "DisruptionTarget") continue;  // the first one decides, as upstream
+        p.terminating_by_preemption = str(c, "status") == "True" && str(c, "reason") == "PreemptionByScheduler";
+        break;
+      }
+    }
+  }
   return p;
 }
 
@@ -341,7 +353,9 @@ bool same(const Pod& a, const Pod& b) {
          a.deleting == b.deleting && a.scheduling_gated == b.scheduling_gated && a.priority == b.priority &&
          a.node_selector == b.node_selector && a.required_affinity == b.required_affinity &&
          a.preferred_affinity == b.preferred_affinity && a.tolerations == b.tolerations &&
-         a.host_ports == b.host_ports && a.requests == b.requests && a.creation_timestamp == b.creation_timestamp;
+         a.host_ports == b.host_ports && a.requests == b.requests && a.creation_timestamp == b.creation_timestamp &&
+         a.preempt_never == b.preempt_never && a.terminating_by_preemption == b.terminating_by_preemption &&
+         a.nominated_node_name == b.nominated_node_name && a.start_time == b.start_time;
 }
 
 // --- timing ------------------------------------------------------------

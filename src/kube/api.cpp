@@ -220,6 +220,32 @@ asio::awaitable<api_result<void>> Api::patch_pod_status(std::string_view ns, std
   co_return api_result<void>{};
 }
 
+asio::awaitable<api_result<void>> Api::delete_pod(std::string_view ns, std::string_view name, std::string_view uid,
+                                                  RequestLimits limits) {
+  json::Writer w;
+  w.object().field("kind", "DeleteOptions").field("apiVersion", "v1");
+  w.key("preconditions").object().field("uid", uid).end();
+  w.end();
+  HttpRequest req;
+  req.verb = http::verb::delete_;
+  req.target = pod_path(ns, name);
+  req.body = std::move(w).str();
+  req.limits = std::move(limits);
+  auto r = co_await call(std::move(req), "delete pod " + std::string(ns) + "/" + std::string(name));
+  if (!r) co_return r.error();
+  co_return api_result<void>{};
+}
+
+namespace {
+// An ObjectReference to a Pod: what regarding, involvedObject and related
+// hold, in both Event APIs.
+void pod_reference(json::Writer& w, std::string_view key, std::string_view ns, std::string_view name,
+                   std::string_view uid) {
+  w.key(key).object().field("kind", "Pod").field("apiVersion", "v1");
+  w.field("namespace", ns).field("name", name).field("uid", uid).end();
+}
+}  // namespace
+
 asio::awaitable<api_result<void>> Api::create_event(const Event& e, RequestLimits limits) {
   auto nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -237,8 +263,8 @@ asio::awaitable<api_result<void>> Api::create_event(const Event& e, RequestLimit
     w.field("eventTime", now_micro());
     w.field("reportingController", e.reporting_controller).field("reportingInstance", e.reporting_instance);
     w.field("action", e.action).field("reason", e.reason);
-    w.key("regarding").object().field("kind", "Pod").field("apiVersion", "v1");
-    w.field("namespace", e.ns).field("name", e.pod_name).field("uid", e.pod_uid).end();
+    pod_reference(w, "regarding", e.ns, e.pod_name, e.pod_uid);
+    if (!e.related_name.empty()) pod_reference(w, "related", e.related_ns, e.related_name, e.related_uid);
     w.field("note", note).field("type", e.type).end();
     req.target = "/apis/events.k8s.io/v1/namespaces/" + url_encode(e.ns) + "/events";
     req.body = std::move(w).str();
@@ -252,8 +278,8 @@ asio::awaitable<api_result<void>> Api::create_event(const Event& e, RequestLimit
   json::Writer w;
   w.object().field("apiVersion", "v1").field("kind", "Event");
   w.key("metadata").object().field("name", name).field("namespace", e.ns).end();
-  w.key("involvedObject").object().field("kind", "Pod").field("apiVersion", "v1");
-  w.field("namespace", e.ns).field("name", e.pod_name).field("uid", e.pod_uid).end();
+  pod_reference(w, "involvedObject", e.ns, e.pod_name, e.pod_uid);
+  if (!e.related_name.empty()) pod_reference(w, "related", e.related_ns, e.related_name, e.related_uid);
   w.field("reason", e.reason).field("message", note).field("type", e.type);
   w.key("source").object().field("component", e.reporting_controller).end();
   w.field("firstTimestamp", ts).field("lastTimestamp", ts).field("count", 1);

@@ -165,6 +165,11 @@ struct PodParts {
   std::vector<StatusResources> container_status;
   std::optional<StatusResources> pod_status;
   bool resize_infeasible = false;  // condition PodResizePending, reason Infeasible
+  // The first DisruptionTarget condition, if any: True with reason
+  // PreemptionByScheduler. Only the first counts, as upstream's
+  // podTerminatingByPreemption reads it; deletionTimestamp may come after
+  // status, so the pod's flag is set once the whole object is read.
+  std::optional<bool> preempted;
 };
 
 // max(spec, actuated, allocated); an infeasible resize's spec is not
@@ -216,6 +221,14 @@ errc get_pod_spec(od::value& v, Pod& p, PodParts& parts) {
     if (k == "nodeName") return get(val, p.node_name);
     if (k == "schedulerName") return get(val, p.scheduler_name);
     if (k == "priority") return get(val, p.priority);
+    if (k == "preemptionPolicy") {
+      // Absent means PreemptLowerPriority (the API's default); only Never
+      // keeps a pod from preempting.
+      std::string s;
+      TS_TRY(get(val, s));
+      p.preempt_never = s == "Never";
+      return errc::ok;
+    }
     if (k == "nodeSelector") return get_map(val, p.node_selector);
     if (k == "overhead") return get_resources(val, parts.overhead);
     if (k == "resources") return get_requirements(val, parts.pod_req, parts.pod_lim);
@@ -297,6 +310,8 @@ errc get_pod_status(od::value& v, Pod& p, PodParts& parts) {
   bool has_resources = false;
   TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
     if (k == "phase") return get(val, p.phase);
+    if (k == "nominatedNodeName") return get(val, p.nominated_node_name);
+    if (k == "startTime") return get_time(val, p.start_time);
     if (k == "containerStatuses" || k == "initContainerStatuses") {
       return elements(val, [&](od::value& item) { return get_container_status(item, parts); });
     }
@@ -306,13 +321,17 @@ errc get_pod_status(od::value& v, Pod& p, PodParts& parts) {
     }
     if (k != "conditions") return errc::ok;
     return elements(val, [&](od::value& item) {
-      std::string type, reason;
+      std::string type, status, reason;
       TS_TRY(fields(item, [&](std::string_view ck, od::value& cv) {
         if (ck == "type") return get(cv, type);
+        if (ck == "status") return get(cv, status);
         if (ck == "reason") return get(cv, reason);
         return errc::ok;
       }));
       if (type == "PodResizePending") parts.resize_infeasible = reason == "Infeasible";
+      if (type == "DisruptionTarget" && !parts.preempted) {
+        parts.preempted = status == "True" && reason == "PreemptionByScheduler";
+      }
       return errc::ok;
     });
   }));
@@ -343,6 +362,7 @@ errc get_pod(od::value& v, Pod& p) {
     return errc::ok;
   }));
   TS_TRY(require(m, true, true));
+  p.terminating_by_preemption = m.deleting && parts.preempted.value_or(false);
   take_meta(std::move(m), p);
   p.requests = pod_requests(parts);
   take_images(parts, p);

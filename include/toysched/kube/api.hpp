@@ -1,5 +1,6 @@
 // The requests the scheduler makes, typed: paginated lists, binding, the
-// PodScheduled status patch, events, and the Lease for leader election.
+// PodScheduled status patch, a preemption victim's delete, events, and the
+// Lease for leader election.
 //
 // Every failure is an ApiError: our code, the HTTP status when there was one,
 // and the server's decoded Status when the body was JSON (plain-text bodies,
@@ -74,14 +75,29 @@ class Api {
   boost::asio::awaitable<api_result<void>> patch_pod_status(std::string_view ns, std::string_view name,
                                                             std::string patch, RequestLimits limits = {});
 
+  // DELETE the pod with its UID as a precondition (DeleteOptions), so that
+  // a pod recreated under the name since we read it is never deleted: the
+  // server answers 409 on a UID mismatch, 404 when the pod is gone. The
+  // pod's own grace period applies. (Preemption's victim delete; upstream
+  // deletes without the precondition, which can hit a successor pod.) A
+  // 404 after a replay (ApiError::replayed) may be our own first send's
+  // doing: the pod is gone either way.
+  boost::asio::awaitable<api_result<void>> delete_pod(std::string_view ns, std::string_view name, std::string_view uid,
+                                                      RequestLimits limits = {});
+
   // events.k8s.io/v1; falls back to core/v1 when the group is not served.
   struct Event {
     std::string ns, pod_name, pod_uid;
     std::string type;    // Normal / Warning
-    std::string reason;  // Scheduled / FailedScheduling
-    std::string action;  // Binding / Scheduling
+    std::string reason;  // Scheduled / FailedScheduling / Preempted
+    std::string action;  // Binding / Scheduling / Preempting
     std::string note;    // cut to 1024 bytes
     std::string reporting_controller, reporting_instance;
+    // A second Pod the event is about (`related`: a Preempted event on the
+    // victim names its preemptor, which may live in another namespace);
+    // related_name empty = none. The `{}` lets brace-initialised Events
+    // that stop before these say so without -Wmissing-field-initializers.
+    std::string related_ns{}, related_name{}, related_uid{};
   };
   boost::asio::awaitable<api_result<void>> create_event(const Event& e, RequestLimits limits = {});
 

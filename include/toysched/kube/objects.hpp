@@ -234,6 +234,15 @@ struct Pod {
   bool deleting = false;          // metadata.deletionTimestamp set
   bool scheduling_gated = false;  // spec.schedulingGates non-empty: not ours to place yet
   std::int32_t priority = 0;
+  // Preemption (DefaultPreemption): spec.preemptionPolicy is "Never";
+  // status.nominatedNodeName; status.startTime (unset until a kubelet
+  // starts the pod); and whether the pod is terminating because a
+  // scheduler preempted it (deletionTimestamp set and a DisruptionTarget
+  // condition True with reason PreemptionByScheduler).
+  bool preempt_never = false;
+  bool terminating_by_preemption = false;
+  std::string nominated_node_name;
+  std::optional<TimePoint> start_time;
   StringPairs node_selector;
   std::vector<NodeSelectorTerm> required_affinity;  // empty = no requirement
   std::vector<PreferredSchedulingTerm> preferred_affinity;
