@@ -111,7 +111,7 @@ void decode_spread(const YAML::Node& args, const std::string& path, PluginArgs& 
   }
 }
 
-void decode_preemption(const YAML::Node& args, const std::string& path) {
+void decode_preemption(const YAML::Node& args, const std::string& path, sched::PreemptionArgs& out) {
   Fields f = args_fields(args, path, "DefaultPreemptionArgs");
   std::int64_t percentage = 10, absolute = 100;  // v1 defaults
   if (auto v = f.take("minCandidateNodesPercentage"); !is_unset(v))
@@ -129,7 +129,8 @@ void decode_preemption(const YAML::Node& args, const std::string& path) {
     throw ConfigError(path +
                       ": Invalid value: minCandidateNodesPercentage and minCandidateNodesAbsolute cannot be "
                       "both zero");
-  // Valid, and without effect until preemption exists (issue 17).
+  out.min_candidate_nodes_percentage = static_cast<std::int32_t>(percentage);
+  out.min_candidate_nodes_absolute = static_cast<std::int32_t>(absolute);
 }
 
 void decode_balanced(const YAML::Node& args, const std::string& path) {
@@ -153,7 +154,7 @@ void decode_plugin_args(const std::string& name, const YAML::Node& args, const s
   } else if (name == "PodTopologySpread") {
     decode_spread(args, path, out);
   } else if (name == "DefaultPreemption") {
-    decode_preemption(args, path);
+    decode_preemption(args, path, out.preemption);
   } else if (name == "NodeResourcesBalancedAllocation") {
     decode_balanced(args, path);
   } else if (name == "NodeAffinity") {

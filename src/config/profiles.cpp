@@ -21,7 +21,6 @@ enum class Kind : std::uint8_t {
   ours,      // a sched::Plugin of this build
   built_in,  // behaviour toy-scheduler always has (queue order, gates, bind)
   refused,   // its pods are refused as unsupported constraints, so it has nothing to do
-  inert,     // accepted, does nothing yet (DefaultPreemption: issue 17)
   absent,    // an upstream plugin toy-scheduler does not have: an error if enabled
 };
 
@@ -50,7 +49,7 @@ constexpr Known kKnown[] = {
     {"PodTopologySpread", kFilterPair | kScorePair, Kind::ours, PluginId::pod_topology_spread},
     {"InterPodAffinity", kFilterPair | kScorePair, Kind::ours, PluginId::inter_pod_affinity},
     {"DynamicResources", kPreEnqueue | kFilterPair | kPostFilter | kReserve | kPreBind | kScorePair, Kind::refused},
-    {"DefaultPreemption", kPostFilter, Kind::inert},
+    {"DefaultPreemption", kPostFilter, Kind::built_in},  // the profile's preemption() (preemption.hpp)
     {"NodeResourcesBalancedAllocation", kScorePair, Kind::ours, PluginId::balanced_allocation},
     {"ImageLocality", kScore, Kind::ours, PluginId::image_locality},
     {"DefaultBinder", kBind, Kind::built_in},
@@ -263,6 +262,8 @@ std::variant<sched::Profile, std::string> build_profile(const ProfileConfig& p, 
     if (sched::Plugin* plugin = instance(f)) profile.enable_filter(*plugin);
   for (const PluginRef& s : r[Point::score])
     if (sched::Plugin* plugin = instance(s)) profile.enable_score(*plugin, *s.weight);
+  profile.set_preemption(has(r[Point::post_filter], "DefaultPreemption") ? std::optional(p.args.preemption)
+                                                                         : std::nullopt);
   return profile;
 }
 

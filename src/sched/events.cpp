@@ -43,13 +43,31 @@ const char* stale_reason(const kube::ApiError& e) {
 }
 }  // namespace
 
-std::string pod_scheduled_false_patch(const std::string& uid, const std::string& reason, const std::string& message) {
-  std::string ts = kube::format_micro_time(std::chrono::system_clock::now()).substr(0, 19) + "Z";
+namespace {
+// A condition's lastTransitionTime: RFC 3339 to the second, as metav1.Time.
+std::string now_seconds() { return kube::format_micro_time(std::chrono::system_clock::now()).substr(0, 19) + "Z"; }
+}  // namespace
+
+std::string pod_scheduled_false_patch(const std::string& uid, const std::string& reason, const std::string& message,
+                                      const std::optional<std::string>& nominate) {
+  json::Writer w;
+  w.object().key("metadata").object().field("uid", uid).end();
+  w.key("status").object();
+  if (nominate && nominate->empty()) w.key("nominatedNodeName").null();
+  if (nominate && !nominate->empty()) w.field("nominatedNodeName", *nominate);
+  w.key("conditions").array().object();
+  w.field("type", "PodScheduled").field("status", "False").field("reason", reason).field("message", message);
+  w.key("lastProbeTime").null().field("lastTransitionTime", now_seconds());
+  return std::move(w.end().end().end().end()).str();
+}
+
+std::string disruption_target_patch(const std::string& uid, const std::string& scheduler_name) {
   json::Writer w;
   w.object().key("metadata").object().field("uid", uid).end();
   w.key("status").object().key("conditions").array().object();
-  w.field("type", "PodScheduled").field("status", "False").field("reason", reason).field("message", message);
-  w.key("lastProbeTime").null().field("lastTransitionTime", ts);
+  w.field("type", "DisruptionTarget").field("status", "True").field("reason", "PreemptionByScheduler");
+  w.field("message", scheduler_name + ": preempting to accommodate a higher priority pod");
+  w.field("lastTransitionTime", now_seconds());
   return std::move(w.end().end().end().end()).str();
 }
 
@@ -90,10 +108,11 @@ void EventRecorder::scheduled(const kube::Pod& pod, const std::string& node) {
   push(std::move(it));
 }
 
-void EventRecorder::failed_scheduling(const kube::Pod& pod, const std::string& message, bool scheduler_error) {
+void EventRecorder::failed_scheduling(const kube::Pod& pod, const std::string& message, bool scheduler_error,
+                                      const std::optional<std::string>& nominate) {
   auto now = std::chrono::steady_clock::now();
   auto& last = last_failure_[pod.uid];
-  if (last.message == message && now - last.at < kRepeatAfter) return;  // said already
+  if (!nominate && last.message == message && now - last.at < kRepeatAfter) return;  // said already
   last = {message, now};
   Item it;
   it.event = {pod.ns,   pod.name, pod.uid, "Warning", "FailedScheduling", "Scheduling", message, controller_for(pod),
@@ -101,7 +120,24 @@ void EventRecorder::failed_scheduling(const kube::Pod& pod, const std::string& m
   it.pod_ns = pod.ns;
   it.pod_name = pod.name;
   it.condition_patch =
-      pod_scheduled_false_patch(pod.uid, scheduler_error ? "SchedulerError" : "Unschedulable", message);
+      pod_scheduled_false_patch(pod.uid, scheduler_error ? "SchedulerError" : "Unschedulable", message, nominate);
+  push(std::move(it));
+}
+
+void EventRecorder::preempted(const kube::Pod& victim, const kube::Pod& preemptor, const std::string& node) {
+  Item it;
+  it.event = {victim.ns,
+              victim.name,
+              victim.uid,
+              "Normal",
+              "Preempted",
+              "Preempting",
+              "Preempted by pod " + preemptor.uid + " on node " + node,
+              controller_for(preemptor),
+              instance_};
+  it.event.related_ns = preemptor.ns;
+  it.event.related_name = preemptor.name;
+  it.event.related_uid = preemptor.uid;
   push(std::move(it));
 }
 

@@ -76,6 +76,7 @@ void NodeInfo::add_pod(const kube::Pod& p) {
   } else {
     ++g->count;
   }
+  pods.push_back(&p);
   if (has_pod_affinity(p)) pods_with_affinity.push_back(&p);
   if (!p.pod_anti_affinity.required.empty()) pods_with_required_anti_affinity.push_back(&p);
 }
@@ -96,6 +97,7 @@ void NodeInfo::remove_pod(const kube::Pod& p) {
     *g = std::move(pod_groups.back());
     pod_groups.pop_back();
   }
+  erase_pointer(pods, &p);
   erase_pointer(pods_with_affinity, &p);
   erase_pointer(pods_with_required_anti_affinity, &p);
 }

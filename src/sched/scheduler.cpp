@@ -155,9 +155,10 @@ void Scheduler::schedule_one(Queue::Item item) {
   const bool traced = explain_.keeps() || log_scores_too;
   DecisionTrace* trace = traced ? explain_.begin(pod, item.attempts, static_cast<int>(cluster.nodes.size())) : nullptr;
   Decision d;
+  const bool decided = prof != nullptr && (opts_.ignore_unsupported_constraints || !pod.unsupported.any());
   if (prof == nullptr) {
     d.message = "no profile named " + pod.scheduler_name;  // Status::error
-  } else if (opts_.ignore_unsupported_constraints || !pod.unsupported.any()) {
+  } else if (decided) {
     d = schedule_pod(prof->profile, pod, cluster, rng_, nullptr, &prof->search, trace);
   } else {
     d = refuse_unsupported(pod);
@@ -169,7 +170,12 @@ void Scheduler::schedule_one(Queue::Item item) {
     explain_.finish(d, opts_.dry_run);
   }
   if (d.status != Decision::Status::scheduled) {
-    handle_scheduling_failure(pod, d, cycle_seconds);
+    std::optional<std::string> nominate;
+    // PostFilter: a pod the profile found no node for may preempt (a dry
+    // run evicts nothing; a refused pod was not looked at).
+    if (decided && !opts_.dry_run && d.status != Decision::Status::error)
+      nominate = post_filter(pod, *prof, cluster, d);
+    handle_scheduling_failure(pod, d, cycle_seconds, nominate);
     return;
   }
   if (opts_.dry_run) {
@@ -231,7 +237,8 @@ void Scheduler::dry_run(const Queue::Item& item, const Decision& d, double cycle
          {"evaluatedNodes", d.evaluated_nodes}, {"feasibleNodes", d.feasible_nodes});
 }
 
-void Scheduler::handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds) {
+void Scheduler::handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds,
+                                          const std::optional<std::string>& nominate) {
   bool error = d.status == Decision::Status::error;
   if (error)
     ++stats_.attempts_error;
@@ -240,7 +247,7 @@ void Scheduler::handle_scheduling_failure(const kube::Pod& pod, const Decision& 
   if (observer_.attempt) observer_.attempt(error ? "error" : "unschedulable", pod.scheduler_name, cycle_seconds);
   TS_LOG(2, "Unable to schedule pod; no fit; waiting", {"pod", key(pod)}, {"err", d.message});
   queue_.unschedulable(pod.uid, clock::now());
-  if (!opts_.dry_run) events_.failed_scheduling(pod, d.message);  // a dry run writes nothing
+  if (!opts_.dry_run) events_.failed_scheduling(pod, d.message, false, nominate);  // a dry run writes nothing
   if (outcome_) outcome_(Outcome{Outcome::Kind::failed, pod, {}, d.message});
 }
 

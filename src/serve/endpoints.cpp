@@ -23,6 +23,8 @@ struct Families {
   CounterFamily& api_requests;
   GaugeFamily& cache_size;
   CounterFamily& task_failures;
+  CounterFamily& preemption_attempts;
+  HistogramFamily& preemption_victims;
   GaugeFamily* leader = nullptr;         // with --leader-elect
   CounterFamily* transitions = nullptr;  // with --leader-elect
 };
@@ -69,6 +71,8 @@ Families register_families(Registry& reg, bool leader_election) {
                   "Tasks that ended with an exception, by task (bind, events/post: one per pod; the rest are "
                   "critical and end the process).",
                   {"task"}),
+      reg.counter("scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now"),
+      reg.histogram("scheduler_preemption_victims", "Number of selected preemption victims", {1, 2, 4, 8, 16, 32, 64}),
   };
   if (leader_election) {
     f.leader = &reg.gauge("leader_election_master_status",
@@ -90,6 +94,7 @@ void collect_scheduler(Families& f, const Sources& src) {
   const auto& st = src.scheduler.stats();
   sync(f.conflicts.with({}), static_cast<double>(st.bind_conflicts));
   sync(f.bind_errors.with({}), static_cast<double>(st.bind_errors));
+  sync(f.preemption_attempts.with({}), static_cast<double>(st.preemption_attempts));
   f.in_flight.with({}).set(st.binds_in_flight);
   const auto& q = src.scheduler.queue();
   f.pending.with({"active"}).set(static_cast<double>(q.active_size()));
@@ -160,7 +165,8 @@ void register_metrics(Registry& reg, Sources& src) {
         auto s = sched::stage_seconds(t);
         for (std::size_t i = 0; i < s.size(); ++i) h.with({std::string(sched::stage_names[i])}).observe(s[i]);
       },
-      src.plugin_timings.get()});
+      src.plugin_timings.get(),
+      [&h = f.preemption_victims](std::size_t victims) { h.with({}).observe(static_cast<double>(victims)); }});
   reg.on_collect([f, &src]() mutable {
     collect_scheduler(f, src);
     collect_clients(f, src);

@@ -114,6 +114,24 @@ class PodBuilder {
     p_.priority = v;
     return *this;
   }
+  PodBuilder& preempt_never() {
+    p_.preempt_never = true;
+    return *this;
+  }
+  PodBuilder& nominated(std::string node) {
+    p_.nominated_node_name = std::move(node);
+    return *this;
+  }
+  PodBuilder& started(kube::TimePoint t) {
+    p_.start_time = t;
+    return *this;
+  }
+  // deletionTimestamp set, DisruptionTarget True by PreemptionByScheduler.
+  PodBuilder& terminating_by_preemption() {
+    p_.deleting = true;
+    p_.terminating_by_preemption = true;
+    return *this;
+  }
   PodBuilder& cpu(std::string_view q) {
     p_.requests.milli_cpu = milli(q);
     return *this;

@@ -534,7 +534,7 @@ TEST_CASE("matchLabelKeys are not merged again: the server's merged selector dec
 // The same pods on kube-lab with the real kube-scheduler v1.36.3 (3 nodes):
 //   web-4: "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. <preemption…>"
 //   needy: "0/3 nodes are available: 3 node(s) didn't match pod affinity rules. <preemption…>"
-// We print no preemption sentence (algorithm.hpp); the rest must be equal.
+// The preemption sentence is the Scheduler's, not the decision's (algorithm.hpp); the rest must be equal.
 TEST_CASE("schedule_pod through the Cache: web pods spread one per node, as kube-scheduler did on the lab") {
   sched::Cache cache;
   for (const char* n : {"lab-node-1", "lab-node-2", "lab-node-3"}) {

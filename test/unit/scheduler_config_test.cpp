@@ -167,6 +167,36 @@ TEST_CASE("PodTopologySpread defaultingType List without constraints: no system 
   CHECK(parse_ok(kHead).profiles[0].args.spread_system_defaulting);
 }
 
+TEST_CASE("DefaultPreemption: on by default with its args; disabled at postFilter, no preemption") {
+  const sched::Profile defaults = profile_ok(parse_ok(kHead).profiles[0]);
+  REQUIRE(defaults.preemption().has_value());
+  CHECK(defaults.preemption()->min_candidate_nodes_percentage == 10);
+  CHECK(defaults.preemption()->min_candidate_nodes_absolute == 100);
+
+  auto args = parse_ok(kHead +
+                       "profiles:\n"
+                       "- pluginConfig:\n"
+                       "  - name: DefaultPreemption\n"
+                       "    args: {minCandidateNodesPercentage: 50, minCandidateNodesAbsolute: 7}\n");
+  const sched::Profile tuned = profile_ok(args.profiles[0]);
+  REQUIRE(tuned.preemption().has_value());
+  CHECK(tuned.preemption()->min_candidate_nodes_percentage == 50);
+  CHECK(tuned.preemption()->min_candidate_nodes_absolute == 7);
+
+  auto off = parse_ok(kHead +
+                      "profiles:\n"
+                      "- plugins:\n"
+                      "    postFilter:\n"
+                      "      disabled: [{name: DefaultPreemption}]\n");
+  CHECK_FALSE(profile_ok(off.profiles[0]).preemption().has_value());
+  auto multi = parse_ok(kHead +
+                        "profiles:\n"
+                        "- plugins:\n"
+                        "    multiPoint:\n"
+                        "      disabled: [{name: DefaultPreemption}]\n");
+  CHECK_FALSE(profile_ok(multi.profiles[0]).preemption().has_value());
+}
+
 TEST_CASE("invalid configs: each one line naming the field, as kube-scheduler's") {
   const std::vector<std::pair<std::string, std::string>> cases{
       {kHead + "bogus: 1\n", "strict decoding error: unknown field \"bogus\""},

@@ -10,9 +10,9 @@
 // order; SchedulingGates: gated pods wait; DefaultBinder: the bind) or
 // whose pods it refuses (the volume plugins, DynamicResources: pods with
 // PVCs or resource claims stay pending with a FailedScheduling event
-// unless --ignore-unsupported-constraints); DefaultPreemption is accepted
-// and does nothing yet (issue 17). Enabling any other plugin is an error
-// naming it.
+// unless --ignore-unsupported-constraints); DefaultPreemption, the
+// PostFilter, is the profile's preemption() and its args. Enabling any
+// other plugin is an error naming it.
 #pragma once
 
 #include "toysched/config/scheduler_config.hpp"

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "toysched/sched/plugins/node_resources_fit.hpp"
+#include "toysched/sched/profile.hpp"
 
 #include <array>
 #include <chrono>
@@ -69,6 +70,7 @@ struct PluginArgs {
   sched::FitArgs fit;                         // NodeResourcesFit.scoringStrategy
   std::int32_t hard_pod_affinity_weight = 1;  // InterPodAffinity
   bool spread_system_defaulting = true;       // PodTopologySpread: defaultingType System
+  sched::PreemptionArgs preemption;           // DefaultPreemption
 };
 
 struct ProfileConfig {

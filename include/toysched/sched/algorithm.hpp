@@ -11,8 +11,9 @@
 //       ties broken uniformly at random
 //
 // Differences from upstream, on purpose:
-//  - No preemption, so the FitError never carries upstream's trailing
-//    "preemption: 0/N nodes are available: …" sentence.
+//  - Preemption is not part of the decision: the Scheduler runs it after a
+//    failure (preemption.hpp) and appends its "preemption: …" sentence to
+//    the FitError text, as upstream's PostFilter does.
 //  - Not thread-parallel: one thread owns the cache (DESIGN.md).
 #pragma once
 

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -54,7 +55,13 @@ class EventRecorder {
   void set_still_pending(StillPending f) { still_pending_ = std::move(f); }
 
   void scheduled(const kube::Pod& pod, const std::string& node);
-  void failed_scheduling(const kube::Pod& pod, const std::string& message, bool scheduler_error = false);
+  // `nominate`, when set, also goes into the status patch as
+  // status.nominatedNodeName ("" clears it), and is never coalesced away.
+  void failed_scheduling(const kube::Pod& pod, const std::string& message, bool scheduler_error = false,
+                         const std::optional<std::string>& nominate = std::nullopt);
+  // Normal Preempted "Preempted by pod UID on node NODE", about the victim,
+  // with the preemptor as the related object.
+  void preempted(const kube::Pod& victim, const kube::Pod& preemptor, const std::string& node);
   // The message of the pod's last FailedScheduling event, or nullptr.
   const std::string* last_failure(const std::string& pod_uid) const {
     auto it = last_failure_.find(pod_uid);
@@ -103,6 +110,11 @@ class EventRecorder {
 // {"metadata":{"uid":UID},"status":{"conditions":[{"type":"PodScheduled","status":"False",...}]}}
 // The UID makes it apply to that pod only: the API server refuses to change
 // a pod's UID, so the patch fails for any other pod of the same name.
-std::string pod_scheduled_false_patch(const std::string& uid, const std::string& reason, const std::string& message);
+// With `nominate`: also "nominatedNodeName": the node, or null for "".
+std::string pod_scheduled_false_patch(const std::string& uid, const std::string& reason, const std::string& message,
+                                      const std::optional<std::string>& nominate = std::nullopt);
+// {"metadata":{"uid":UID},"status":{"conditions":[{"type":"DisruptionTarget","status":"True",
+// "reason":"PreemptionByScheduler","message":"SCHEDULER: preempting to accommodate a higher priority pod",...}]}}
+std::string disruption_target_patch(const std::string& uid, const std::string& scheduler_name);
 
 }  // namespace toysched::sched

@@ -62,6 +62,9 @@ struct NodeInfo {
   kube::Node node;
 
   std::vector<PodGroup> pod_groups;
+  // Every pod counted here, in no order (preemption looks for victims among
+  // them). Pointers to the pods add_pod was given, as below.
+  std::vector<const kube::Pod*> pods;
   // Pods with any pod affinity or anti-affinity term (InterPodAffinity's
   // symmetry: an existing pod's terms apply to the incoming one), and those
   // of them with required anti-affinity. Pointers to the pods add_pod was

@@ -18,13 +18,23 @@
 
 #include "toysched/sched/framework.hpp"
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 namespace toysched::sched {
 
 struct FitArgs;
+
+// DefaultPreemption's args: how many candidate nodes a preemption looks
+// for, as a percentage of the nodes it may free and at least an absolute
+// number (DefaultPreemptionArgs, v1 defaults).
+struct PreemptionArgs {
+  std::int32_t min_candidate_nodes_percentage = 10;
+  std::int32_t min_candidate_nodes_absolute = 100;
+};
 
 struct WeightedPlugin {
   Plugin* plugin = nullptr;
@@ -52,6 +62,11 @@ class Profile {
   std::span<const WeightedPlugin> scorers() const noexcept { return scorers_; }
   Plugin* find(PluginId id) const noexcept;
 
+  // DefaultPreemption (PostFilter), on in the default profile; unset: a
+  // pod that fits nowhere preempts nothing (preemption.hpp).
+  const std::optional<PreemptionArgs>& preemption() const noexcept { return preemption_; }
+  void set_preemption(std::optional<PreemptionArgs> args) { preemption_ = args; }
+
   // Every filter of this profile on one node, PreFilter included, as a
   // decision would run them (tests and reports; the cycle never calls it).
   // PreFilter sees a cluster of that one node: PodTopologySpread then
@@ -62,6 +77,7 @@ class Profile {
   std::vector<std::unique_ptr<Plugin>> owned_;
   std::vector<Plugin*> filters_;
   std::vector<WeightedPlugin> scorers_;
+  std::optional<PreemptionArgs> preemption_ = PreemptionArgs{};
 };
 
 }  // namespace toysched::sched

@@ -7,7 +7,10 @@
 //   watch/pods ──┼─► Cache ◄──── assume ──┐
 //                └─► Queue ── pop ─► schedule_one: decide (filter, score)
 //   watch/namespaces, services, … ─► ClusterObjects ──┘ (cluster_objects.hpp)
-//                                      │ no fit ─► handle_scheduling_failure
+//                                      │ no fit ─► preemption (preemption.hpp): victims?
+//                                      │            └ yes ─► spawn preempt/<ns>/<pod>: for each victim
+//                                      │                     DisruptionTarget, DELETE, Preempted event
+//                                      │           ─► handle_scheduling_failure (nominatedNodeName)
 //                                      └ fit ─► assume ─► spawn bind/<ns>/<pod>
 //                                                           │ 201: wait for the watch
 //                                                           └ else handle_bind_failure
@@ -26,6 +29,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "toysched/async/slots.hpp"
@@ -39,6 +43,7 @@
 #include "toysched/sched/events.hpp"
 #include "toysched/sched/explain.hpp"
 #include "toysched/sched/latency.hpp"
+#include "toysched/sched/preemption.hpp"
 #include "toysched/sched/queue.hpp"
 #include "toysched/trace/tasks.hpp"
 
@@ -90,6 +95,8 @@ struct SchedulerObserver {
   std::function<void(const PodTimeline&)> stages;
   // One decision in ten times its plugin calls into this (nullptr: none).
   PluginTimings* plugin_timings = nullptr;
+  // A preemption chose its victims: how many.
+  std::function<void(std::size_t victims)> preemption_victims;
 };
 
 // A decision's outcome, for the live page's ticker (ui/feed.hpp).
@@ -108,7 +115,11 @@ struct SchedulerStats {
   std::uint64_t binds_ok = 0;
   std::uint64_t bind_conflicts = 0;  // 409: another scheduler was first
   std::uint64_t bind_errors = 0;
-  int binds_in_flight = 0;  // decided, bind not answered yet (waiting for a slot included)
+  int binds_in_flight = 0;                // decided, bind not answered yet (waiting for a slot included)
+  std::uint64_t preemption_attempts = 0;  // PostFilter runs (upstream's scheduler_preemption_attempts_total)
+  std::uint64_t preemptions = 0;          // of them, with victims chosen
+  std::uint64_t victims_evicted = 0;      // victims deleted (or found gone) by our preemptions
+  std::uint64_t preemption_errors = 0;    // preemptions stopped by an API error
 };
 
 // A bind answered 409 was our own when the transport had sent it twice (its
@@ -203,7 +214,20 @@ class Scheduler {
   boost::asio::awaitable<void> keep_connections_warm();
   void log_scores(const kube::Pod& pod, const DecisionTrace& t) const;
   void dry_run(const Queue::Item& item, const Decision& d, double cycle_seconds);
-  void handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds);
+  void handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds,
+                                 const std::optional<std::string>& nominate = std::nullopt);
+  // Preemption for a pod `prof` found no node for (preemption_executor.cpp):
+  // appends its message to d.message; what to set status.nominatedNodeName
+  // to (nullopt: leave it); spawns the preempt task when victims are chosen.
+  std::optional<std::string> post_filter(const kube::Pod& pod, const ActiveProfile& prof, const Cluster& cluster,
+                                         Decision& d);
+  struct PreemptRequest {
+    kube::Pod preemptor;
+    std::string node;
+    std::vector<kube::Pod> victims;  // copies: the cache may drop them meanwhile
+  };
+  boost::asio::awaitable<void> preempt(PreemptRequest req);
+  boost::asio::awaitable<bool> evict(trace::TaskScope& task, const PreemptRequest& req, const kube::Pod& victim);
   boost::asio::awaitable<void> bind(BindRequest req);
   boost::asio::awaitable<bool> replayed_bind_was_ours(trace::TaskScope& task, const BindRequest& req,
                                                       const kube::ApiError& err);
@@ -234,6 +258,9 @@ class Scheduler {
   async::Wakeup wakeup_;  // the scheduling loop's sleep: woken by pod/node events and finished binds
   std::function<bool()> bind_gate_;
   async::Slots post_slots_;  // bind_parallelism: POSTs (and connections) in flight
+  // Pods whose preempt task is running: they do not preempt again until it
+  // ends (upstream's Executor.preempting).
+  std::unordered_set<std::string> preempting_;
   bool warmed_up_ = false;
   bool keeping_warm_ = false;  // a keep_connections_warm task is running
   Queue::clock::time_point next_keep_warm_{};

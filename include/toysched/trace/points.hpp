@@ -20,6 +20,8 @@
   X(bind_delay, "bind.delay", "--bind-delay: a bind waiting before its POST (debug)")   \
   X(bind_post, "bind.post", "POST pods/binding in flight")                              \
   X(bind_check, "bind.check", "GET the pod: was a replayed bind's 409 our own bind?")   \
+  X(preempt_patch, "preempt.patch", "PATCH a victim's status: DisruptionTarget")        \
+  X(preempt_delete, "preempt.delete", "DELETE a victim of a preemption")                \
   X(watch_list, "watch.list", "LIST (initial or relist) in flight")                     \
   X(watch_open, "watch.open", "opening a watch stream")                                 \
   X(watch_read, "watch.read", "waiting for the next watch event")                       \

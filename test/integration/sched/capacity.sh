@@ -12,7 +12,7 @@ sleep 1
 [ "$(bound_count app=fat)" = 24 ] || fail "more than 24 bound: $(bound_count app=fat)"
 pass "exactly 24 bound"
 
-want="0/3 nodes are available: 3 Insufficient cpu."
+want="0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
 pending=$(unbound app=fat)
 [ "$(grep -c . <<<"$pending")" = 6 ] || fail "pending: $pending"
 failed_pods() {

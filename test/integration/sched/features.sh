@@ -24,7 +24,7 @@ PAUSE='containers: [{name: c, image: registry.k8s.io/pause:3.9}]'
 k taint node lab-node-1 dedicated=gpu:NoSchedule >/dev/null
 pod taint-no <<<"  nodeSelector: {kubernetes.io/hostname: lab-node-1}
   $PAUSE"
-expect_reason taint-no "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match Pod's node affinity/selector."
+expect_reason taint-no "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 pod taint-yes <<<"  nodeSelector: {kubernetes.io/hostname: lab-node-1}
   tolerations: [{key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}]
   $PAUSE"
@@ -51,7 +51,7 @@ pod req-fields <<<"  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDu
 expect_node req-fields lab-node-1
 pod req-none <<<"  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [mars]}]}]}}}
   $PAUSE"
-expect_reason req-none "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
+expect_reason req-none "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 
 # --- preferred node affinity: every node fits, the preference decides
 pod preferred <<<"  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, preference: {matchExpressions: [{key: zone, operator: In, values: [a]}]}}]}}
@@ -66,7 +66,7 @@ wait_until 10 "three port pods bound" '[ "$(k -n "$NS" get pods port-1 port-2 po
 nodes=$(k -n "$NS" get pods port-1 port-2 port-3 port-4 -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep . | sort -u | wc -l)
 [ "$nodes" = 3 ] || fail "port pods share a node"
 last=$(for p in port-1 port-2 port-3 port-4; do [ -n "$(node_of $p)" ] || echo $p; done)
-expect_reason "$last" "0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports."
+expect_reason "$last" "0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
 k -n "$NS" delete pods port-1 port-2 port-3 port-4 --wait=false >/dev/null
 
 # --- an unschedulable (cordoned) node
@@ -75,7 +75,7 @@ pod cordoned <<<"  $PAUSE"
 expect_node cordoned lab-node-3
 k cordon lab-node-3 >/dev/null
 pod all-cordoned <<<"  $PAUSE"
-expect_reason all-cordoned "0/3 nodes are available: 3 node(s) were unschedulable."
+expect_reason all-cordoned "0/3 nodes are available: 3 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 k uncordon lab-node-1 lab-node-2 lab-node-3 >/dev/null
 wait_until 10 "all-cordoned bound once uncordoned" '[ -n "$(node_of all-cordoned)" ]'
 pass "uncordoned: all-cordoned -> $(node_of all-cordoned)"
@@ -86,19 +86,19 @@ k patch node lab-node-2 --subresource=status --type=merge \
 pod gpu-one <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {limits: {example.com/gpu: 1}}}]"
 expect_node gpu-one lab-node-2
 pod gpu-three <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {limits: {example.com/gpu: 3}}}]"
-expect_reason gpu-three "0/3 nodes are available: 3 Insufficient example.com/gpu."
+expect_reason gpu-three "0/3 nodes are available: 3 Insufficient example.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
 # One that no node advertises at all (issue 18 item 2), alone and beside a
 # cpu request no node can meet: each reason counted, sorted as upstream.
 pod foo-none <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {limits: {example.com/foo: 1}}}]"
-expect_reason foo-none "0/3 nodes are available: 3 Insufficient example.com/foo."
+expect_reason foo-none "0/3 nodes are available: 3 Insufficient example.com/foo. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
 pod foo-cpu <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9,
     resources: {requests: {cpu: '5'}, limits: {example.com/foo: 1}}}]"
-expect_reason foo-cpu "0/3 nodes are available: 3 Insufficient cpu, 3 Insufficient example.com/foo."
+expect_reason foo-cpu "0/3 nodes are available: 3 Insufficient cpu, 3 Insufficient example.com/foo. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
 
 # --- init containers: the largest init container counts, not only the app
 pod init-big <<<"  initContainers: [{name: i, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: '5'}}}]
   containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]"
-expect_reason init-big "0/3 nodes are available: 3 Insufficient cpu."
+expect_reason init-big "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
 
 # --- pod overhead (from a RuntimeClass, set by admission): it counts too
 k apply -f - >/dev/null <<'YAML'
@@ -111,7 +111,7 @@ YAML
 pod overhead <<<"  runtimeClassName: heavy
   containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]"
 [ "$(k -n "$NS" get pod overhead -o jsonpath='{.spec.overhead.cpu}')" = 4 ] || fail "admission set no overhead"
-expect_reason overhead "0/3 nodes are available: 3 Insufficient cpu."
+expect_reason overhead "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
 
 # --- a node with no allocatable (issue 18 item 2). As upstream, every
 # quantity is 0 then, pods included: it takes no pod, not even one that
@@ -130,10 +130,10 @@ YAML
 ON4="nodeSelector: {kubernetes.io/hostname: lab-node-4}"
 pod bare-on-4 <<<"  $ON4
   $PAUSE"
-expect_reason bare-on-4 "0/4 nodes are available: 1 Too many pods, 3 node(s) didn't match Pod's node affinity/selector."
+expect_reason bare-on-4 "0/4 nodes are available: 1 Too many pods, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling."
 pod cpu-on-4 <<<"  $ON4
   containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]"
-expect_reason cpu-on-4 "0/4 nodes are available: 1 Insufficient cpu, 1 Too many pods, 3 node(s) didn't match Pod's node affinity/selector."
+expect_reason cpu-on-4 "0/4 nodes are available: 1 Insufficient cpu, 1 Too many pods, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling."
 k patch node lab-node-4 --subresource=status --type=merge -p '{"status":{"allocatable":{"pods":"3"}}}' >/dev/null
 expect_node bare-on-4 lab-node-4
 sleep 1 # time for a wrong bind: cpu-on-4 must stay pending (no cpu there)

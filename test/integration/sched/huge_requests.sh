@@ -56,11 +56,11 @@ reason_of() {
     python3 -c "import json,sys; e=json.load(sys.stdin)['items']; print((e[-1].get('note') or e[-1].get('message')) if e else '')"
 }
 for p in huge-mem-before huge-mem-during; do
-  want="0/3 nodes are available: 3 Insufficient memory."
+  want="0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
   wait_until 20 "FailedScheduling for $p" "[ \"\$(reason_of $p)\" = '$want' ]"
 done
 for p in huge-cpu-before huge-cpu-during; do
-  want="0/3 nodes are available: 3 Insufficient cpu."
+  want="0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
   wait_until 20 "FailedScheduling for $p" "[ \"\$(reason_of $p)\" = '$want' ]"
 done
 [ "$(bound_count app=huge)" = 0 ] || fail "a huge pod was bound: $(spread app=huge)"

@@ -57,7 +57,7 @@ wait_until 10 "big bound" '[ "$(node_of big)" = bare-1 ]'
 pod needs-cpu <<<"$ON_BARE
   containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: '2'}}}]"
 wait_until 10 "needs-cpu unschedulable" \
-  '[ "$(scheduled_message needs-cpu)" = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn'"'"'t match Pod'"'"'s node affinity/selector." ]'
+  '[ "$(scheduled_message needs-cpu)" = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn'"'"'t match Pod'"'"'s node affinity/selector. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling." ]'
 sleep 2  # past its backoff
 k -n "$NS" patch pod big --subresource resize >/dev/null \
   -p '{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}}'

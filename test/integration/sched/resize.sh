@@ -41,7 +41,7 @@ actuated a 3
 # The same watch carries the status change and then b: b is decided with a
 # counted at 3 CPU.
 pod b 2
-want="0/1 nodes are available: 1 Insufficient cpu."
+want="0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
 wait_until 10 "b decided" '[ -n "$(node_of b)" ] || [ -n "$(scheduled_message b)" ]'
 [ -z "$(node_of b)" ] || fail "b was bound to $(node_of b) beside a still running at 3 CPU"
 [ "$(scheduled_message b)" = "$want" ] || fail "b: '$(scheduled_message b)', expected '$want'"

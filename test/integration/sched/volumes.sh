@@ -22,7 +22,7 @@ wait_until 30 "on-volume bound" '[ -n "$(node_of on-volume)" ]'
 pass "a bound volume's node affinity chose lab-node-2"
 
 uses waits-for-claim b
-want='0/3 nodes are available: persistentvolumeclaim "b" not found.'
+want='0/3 nodes are available: persistentvolumeclaim "b" not found. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.'
 wait_until 20 "waits-for-claim: PodScheduled=False" '[ "$(scheduled_message waits-for-claim)" = "$want" ]'
 pass "a missing claim: pending, '$want'"
 volume "pv-b-$NS" lab-node-3
@@ -41,7 +41,7 @@ YAML
 on_exit k delete storageclass "late-$NS" --wait=false '>/dev/null 2>&1'
 claim c "" "late-$NS"
 uses late c
-want="0/3 nodes are available: toy-scheduler does not bind persistentvolumeclaim \"c\" of storage class \"late-$NS\" (volumeBindingMode WaitForFirstConsumer)."
+want="0/3 nodes are available: toy-scheduler does not bind persistentvolumeclaim \"c\" of storage class \"late-$NS\" (volumeBindingMode WaitForFirstConsumer). preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 wait_until 20 "late: PodScheduled=False" '[ "$(scheduled_message late)" = "$want" ]'
 [ -z "$(node_of late)" ] || fail "late was bound to $(node_of late)"
 pass "WaitForFirstConsumer: pending, said so"

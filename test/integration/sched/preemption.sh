@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Preemption on a real lab (2 nodes of 4 cpu), with PriorityClasses the API
+# server resolves into spec.priority:
+#  - preemptionPolicy Never, and a pod of equal priority, preempt nothing,
+#    and their FailedScheduling text ends in upstream's preemption sentence;
+#  - a high-priority pod preempts the fewest, least important pods: one
+#    2-cpu pod on lab-node-2 rather than two 1-cpu pods on lab-node-1; the
+#    victim gets DisruptionTarget (PreemptionByScheduler) and a Preempted
+#    event, the preemptor status.nominatedNodeName;
+#  - while its victim is still terminating (a finalizer holds it), the
+#    preemptor evicts nothing more; once the victim is gone it is bound
+#    to the node it was nominated to.
+source "$(dirname "$0")/../lib.sh"
+use_private_lab --nodes 2
+start_toy "$TEST_TMP/toy.log" -v=2
+
+on_exit k delete priorityclass "low-$NS" "high-$NS" "never-$NS" '>/dev/null 2>&1'
+k apply -f - >/dev/null <<YAML
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low-$NS}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high-$NS}
+value: 1000
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: never-$NS}
+value: 1000
+preemptionPolicy: Never
+YAML
+
+# held NAME NODE CPU: a low-priority pod pinned to NODE that a finalizer
+# keeps in Terminating once deleted (so its conditions can be read).
+held() {
+  { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: %s, finalizers: [toysched.test/hold]}\n' "$1" "$NS"
+    printf 'spec:\n  schedulerName: toy-scheduler\n  priorityClassName: low-%s\n' "$NS"
+    printf '  nodeSelector: {kubernetes.io/hostname: %s}\n' "$2"
+    printf '  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "%s"}}}]\n' "$3"
+  } | k apply -f - >/dev/null
+}
+release() { k -n "$NS" patch pod "$1" --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true; }
+# On exit, whatever is still held goes.
+on_exit 'for p in $(k -n "$NS" get pods -o name 2>/dev/null); do k -n "$NS" patch "$p" --type=json -p '"'"'[{"op":"remove","path":"/metadata/finalizers"}]'"'"' >/dev/null 2>&1; done'
+# pending NAME CLASS CPU: an unpinned pod of priority class CLASS.
+pending() {
+  pod "$1" <<<"  priorityClassName: $2-$NS
+  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: \"$3\"}}}]"
+}
+deleting() { k -n "$NS" get pods -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}{"\n"}{end}'; }
+
+for i in 1 2 3 4; do held "small-$i" lab-node-1 1; done
+for i in 1 2; do held "big-$i" lab-node-2 2; done
+wait_until 30 "6 low pods bound" '[ "$(bound_count "")" = 6 ]'
+pass "lab-node-1: four 1-cpu pods, lab-node-2: two 2-cpu pods, priority 10"
+
+pending never never 1
+pending peer low 1
+want_never='0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.'
+want_peer='0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.'
+wait_until 20 "never: its message" '[ "$(scheduled_message never)" = "$want_never" ]'
+wait_until 20 "peer: its message" '[ "$(scheduled_message peer)" = "$want_peer" ]'
+[ -z "$(deleting)" ] || fail "pods deleted by pods that may not preempt: $(deleting)"
+pass "preemptionPolicy Never and equal priority preempt nothing, and say so"
+# Gone before the preemptor comes, so that nothing else competes for the room it frees.
+k -n "$NS" delete pod never peer --wait=false >/dev/null
+
+pending hi high 2
+wait_until 20 "one victim terminating" '[ -n "$(deleting)" ]'
+sleep 2  # time for a second victim, were there to be one
+victims=$(deleting)
+[ "$(wc -l <<<"$victims")" = 1 ] || fail "more than one victim: $victims"
+[[ $victims == big-* ]] || fail "the victim is $victims, not a 2-cpu pod on lab-node-2"
+pass "one victim, $victims on lab-node-2 (lab-node-1 would have cost two)"
+
+cond=$(k -n "$NS" get pod "$victims" -o jsonpath='{.status.conditions[?(@.type=="DisruptionTarget")].status} {.status.conditions[?(@.type=="DisruptionTarget")].reason} {.status.conditions[?(@.type=="DisruptionTarget")].message}')
+[ "$cond" = "True PreemptionByScheduler toy-scheduler: preempting to accommodate a higher priority pod" ] ||
+  fail "the victim's DisruptionTarget: '$cond'"
+pass "the victim carries DisruptionTarget: $cond"
+hi_uid=$(k -n "$NS" get pod hi -o jsonpath='{.metadata.uid}')
+note="Preempted by pod $hi_uid on node lab-node-2"
+event() { k -n "$NS" get events.events.k8s.io -o jsonpath="{range .items[?(@.reason==\"Preempted\")]}{.regarding.name}|{.note}|{.related.name}{\"\n\"}{end}"; }
+wait_until 20 "a Preempted event" '[ "$(event)" = "$victims|$note|hi" ]'
+pass "event Preempted on $victims: '$note', related to hi"
+wait_until 20 "hi nominated to lab-node-2" '[ "$(k -n "$NS" get pod hi -o jsonpath="{.status.nominatedNodeName}")" = lab-node-2 ]'
+pass "hi: status.nominatedNodeName lab-node-2"
+grep -q '"Preemptor Pod preempted victim Pod" preemptor="'"$NS"'/hi" victim="'"$NS/$victims"'" node="lab-node-2"' "$TEST_TMP/toy.log" ||
+  fail "no log line for the preemption"
+
+# Still held: hi waits, and preempts nothing more, however often it is tried.
+[ -z "$(node_of hi)" ] || fail "hi bound while its victim still holds the room"
+[ "$(deleting)" = "$victims" ] || fail "more victims while the first is terminating: $(deleting)"
+release "$victims"
+wait_until 30 "hi bound" '[ -n "$(node_of hi)" ]'
+[ "$(node_of hi)" = lab-node-2 ] || fail "hi went to $(node_of hi), not lab-node-2"
+[ "$(k -n "$NS" get pods --no-headers | grep -c .)" = 6 ] || fail "pods lost: $(k -n "$NS" get pods --no-headers)"
+pass "once $victims is gone, hi is bound to lab-node-2; the other 5 low pods still run"
+
+url=http://127.0.0.1:$(toy_port "$TEST_TMP/toy.log")
+attempts=$(metric "$url" scheduler_preemption_attempts_total)
+victims_count=$(metric "$url" scheduler_preemption_victims_count)
+((attempts >= 3)) || fail "scheduler_preemption_attempts_total $attempts"
+[ "$victims_count" = 1 ] || fail "scheduler_preemption_victims_count $victims_count"
+pass "metrics: $attempts preemption attempts, 1 preemption with victims"
