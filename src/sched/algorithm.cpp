@@ -61,11 +61,9 @@ class Diagnosis final : public FilterSink {
 
   bool any_resolvable() const { return resolvable_; }
 
-  // framework.FitError.Error(): "0/N nodes are available: " then
-  // "COUNT REASON" for each reason, sorted as whole strings (so "10 x"
-  // sorts before "2 y", as Go's sort.Strings does), ", "-joined, then ".".
+  // framework.FitError.Error() (nodes_unavailable_text).
   std::string message(std::size_t total_nodes) const {
-    std::map<std::string, int, std::less<>> histogram;
+    ReasonHistogram histogram;
     for (int i = 0; i < kReasonCount; ++i) {
       const auto r = static_cast<Reason>(i);
       if (counts_[i] == 0 || r == Reason::untolerated_taint || r == Reason::insufficient_extended) {
@@ -79,18 +77,7 @@ class Diagnosis final : public FilterSink {
         histogram[insufficient_text(pod_.requests.extended[j].first)] += s_.extended_counts[j];
       }
     }
-    std::vector<std::string> lines;
-    lines.reserve(histogram.size());
-    for (const auto& [text, n] : histogram) lines.push_back(std::to_string(n) + " " + text);
-    std::sort(lines.begin(), lines.end());
-
-    std::string out = "0/" + std::to_string(total_nodes) + " nodes are available:";
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      out += i == 0 ? " " : ", ";
-      out += lines[i];
-    }
-    out += '.';
-    return out;
+    return nodes_unavailable_text(total_nodes, histogram);
   }
 
  private:

@@ -88,6 +88,20 @@ std::string untolerated_taint_text(const kube::Taint& t) {
   return s;
 }
 
+std::string nodes_unavailable_text(std::size_t total_nodes, const ReasonHistogram& reasons) {
+  std::vector<std::string> lines;
+  lines.reserve(reasons.size());
+  for (const auto& [text, n] : reasons) lines.push_back(std::to_string(n) + " " + text);
+  std::sort(lines.begin(), lines.end());
+  std::string out = "0/" + std::to_string(total_nodes) + " nodes are available:";
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    out += i == 0 ? " " : ", ";
+    out += lines[i];
+  }
+  out += '.';
+  return out;
+}
+
 std::string insufficient_text(std::string_view resource) {
   std::string s = "Insufficient ";
   s += resource;

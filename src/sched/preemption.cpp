@@ -17,30 +17,19 @@ namespace {
 constexpr std::string_view kNotHelpful = "Preemption is not helpful for scheduling";
 constexpr std::string_view kNoVictims = "No preemption victims found for incoming pod";
 
-// Counts reasons node by node and writes them as framework.FitError does:
-// "preemption: 0/N nodes are available: " then "COUNT REASON" sorted as
-// whole strings, ", "-joined, then ".".
+// Counts reasons node by node and writes them as framework.FitError does,
+// after "preemption: " (DefaultPreemption's PostFilter prefix).
 class Reasons {
  public:
   void add(std::string_view reason, int n = 1) {
     if (n > 0) histogram_[std::string(reason)] += n;
   }
   std::string message(std::size_t total_nodes) const {
-    std::vector<std::string> lines;
-    lines.reserve(histogram_.size());
-    for (const auto& [text, n] : histogram_) lines.push_back(std::to_string(n) + " " + text);
-    std::sort(lines.begin(), lines.end());
-    std::string out = "preemption: 0/" + std::to_string(total_nodes) + " nodes are available:";
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      out += i == 0 ? " " : ", ";
-      out += lines[i];
-    }
-    out += '.';
-    return out;
+    return "preemption: " + nodes_unavailable_text(total_nodes, histogram_);
   }
 
  private:
-  std::map<std::string, int, std::less<>> histogram_;
+  ReasonHistogram histogram_;
 };
 
 class FirstStatus final : public FilterSink {

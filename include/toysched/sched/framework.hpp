@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -84,6 +85,13 @@ std::string_view reason_text(Reason r) noexcept;
 std::string untolerated_taint_text(const kube::Taint& t);
 // "Insufficient NAME"
 std::string insufficient_text(std::string_view resource);
+// Reason text → how many nodes gave it.
+using ReasonHistogram = std::map<std::string, int, std::less<>>;
+// framework.FitError.Error()'s shape: "0/N nodes are available: " then
+// "COUNT REASON" for each reason, sorted as whole strings (so "10 x" sorts
+// before "2 y", as Go's sort.Strings does), ", "-joined, then ".". The
+// decision's message and preemption's both read so.
+std::string nodes_unavailable_text(std::size_t total_nodes, const ReasonHistogram& reasons);
 
 // Why one node was rejected. Allocates nothing: reasons are bits, the
 // untolerated taint is a pointer into the node, insufficient extended
