@@ -1,6 +1,8 @@
 #include "toysched/sched/algorithm.hpp"
 
 #include "toysched/sched/explain.hpp"
+#include "toysched/sched/nominator.hpp"
+#include "toysched/sched/what_if.hpp"
 
 #include <algorithm>
 #include <array>
@@ -150,11 +152,34 @@ struct FilterOutcome {
   bool null_node = false;  // a null pointer in the input: nothing else is valid
 };
 
+// Of nodes that passed the filters, those that also pass with the pods
+// nominated to them of at least the pod's priority (upstream's
+// RunFilterPluginsWithNominatedPods runs both passes, in the other order;
+// the reasons reported when both fail may differ). Kept in order at the
+// front; returns how many.
+std::size_t filter_nominated(const kube::Pod& pod, std::span<const NodeInfo*> nodes, std::span<Plugin* const> filters,
+                             const Nominator& nominated, FilterSink& sink) {
+  std::size_t kept = 0;
+  for (const NodeInfo* ni : nodes) {
+    const std::vector<const kube::Pod*> counted = nominated.counted_on(pod, ni->node.name);
+    if (!counted.empty()) {
+      NodeWhatIf with(filters, pod, *ni);
+      for (const kube::Pod* p : counted) with.add(*p);
+      if (const FilterStatus st = with.filter(); !st.ok()) {
+        sink.rejected(*ni, st);
+        continue;
+      }
+    }
+    nodes[kept++] = ni;
+  }
+  return kept;
+}
+
 // Filters `chunk` with every active filter, plugin by plugin, and appends
 // the nodes that pass to `feasible`, in input order.
 void filter_chunk(const kube::Pod& pod, std::span<const NodeInfo* const> chunk, std::span<Plugin* const> filters,
-                  const NodeNameSet* names, std::vector<const NodeInfo*>& feasible, FilterSink& sink,
-                  FilterOutcome& out, PluginTimings* timings) {
+                  const NodeNameSet* names, const Nominator* nominated, std::vector<const NodeInfo*>& feasible,
+                  FilterSink& sink, FilterOutcome& out, PluginTimings* timings) {
   const std::size_t base = feasible.size();
   feasible.resize(base + chunk.size());
   std::size_t n = 0;
@@ -177,6 +202,7 @@ void filter_chunk(const kube::Pod& pod, std::span<const NodeInfo* const> chunk, 
     n = f->filter(pod, std::span<const NodeInfo*>(feasible.data() + base, n), sink);
     clock.done("Filter", f->id(), n == before ? "Success" : "Unschedulable");
   }
+  if (nominated != nullptr) n = filter_nominated(pod, std::span(feasible).subspan(base, n), filters, *nominated, sink);
   feasible.resize(base + n);
 }
 
@@ -184,10 +210,10 @@ void filter_chunk(const kube::Pod& pod, std::span<const NodeInfo* const> chunk, 
 // plugin's pass over a chunk stays in cache), until `want` feasible nodes
 // are found or every node was seen; the next search starts just after the
 // last node kept.
-FilterOutcome filter_nodes(const kube::Pod& pod, std::span<const NodeInfo* const> nodes,
-                           std::span<Plugin* const> filters, const NodeNameSet* names,
-                           std::vector<const NodeInfo*>& feasible, FilterSink& sink, std::size_t want, Search& search,
-                           PluginTimings* timings) {
+FilterOutcome filter_nodes(const kube::Pod& pod, const Cluster& cluster, std::span<Plugin* const> filters,
+                           const NodeNameSet* names, std::vector<const NodeInfo*>& feasible, FilterSink& sink,
+                           std::size_t want, Search& search) {
+  const std::span<const NodeInfo* const> nodes = cluster.nodes;
   constexpr std::size_t kChunk = 128;
   FilterOutcome total;
   feasible.clear();
@@ -195,7 +221,8 @@ FilterOutcome filter_nodes(const kube::Pod& pod, std::span<const NodeInfo* const
   std::size_t pos = search.next_start % n, processed = 0;
   while (processed < n && feasible.size() < want && !total.null_node) {
     const std::size_t len = std::min({kChunk, n - pos, n - processed});
-    filter_chunk(pod, nodes.subspan(pos, len), filters, names, feasible, sink, total, timings);
+    filter_chunk(pod, nodes.subspan(pos, len), filters, names, cluster.nominated, feasible, sink, total,
+                 cluster.timings);
     if (feasible.size() > want) {
       // Enough: keep exactly `want`, as upstream does.
       const NodeInfo* last = feasible[want - 1];
@@ -345,6 +372,63 @@ std::optional<std::string_view> pre_filter(const Profile& profile, const kube::P
   return std::nullopt;
 }
 
+// The feasible node with the highest total, ties broken uniformly.
+std::string best_node(const Scratch& s, std::mt19937_64& rng) {
+  const std::size_t n = s.feasible.size();
+  const std::int64_t* const total = s.total.data();
+  // The best total and how many nodes share it, in one pass.
+  std::int64_t best = total[0];
+  std::size_t ties = 1;
+  for (std::size_t i = 1; i < n; ++i) {
+    if (total[i] > best) {
+      best = total[i];
+      ties = 1;
+    } else if (total[i] == best) {
+      ++ties;
+    }
+  }
+
+  // Upstream's selectHost keeps one reservoir sample over the tied nodes,
+  // drawing once per tie. Choosing the k-th tied node for one uniform k
+  // gives every tied node the same 1/ties chance with a single draw, which
+  // matters when thousands of empty nodes tie.
+  std::size_t pick = 0;
+  if (ties > 1) pick = std::uniform_int_distribution<std::size_t>(0, ties - 1)(rng);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (total[i] != best) continue;
+    if (pick-- == 0) return s.feasible[i]->node.name;
+  }
+  return {};
+}
+
+class Ignore final : public FilterSink {
+ public:
+  void rejected(const NodeInfo& /*ni*/, const FilterStatus& /*why*/) override {}
+};
+
+// upstream's evaluateNominatedNode: a pod a preemption made room for tries
+// that node first, and takes it, unscored, if it fits there (the victims
+// gone). Otherwise the search goes on as for any pod.
+std::optional<Decision> on_nominated_node(const kube::Pod& pod, const Cluster& cluster,
+                                          std::span<Plugin* const> filters, const NodeNameSet* names,
+                                          std::vector<const NodeInfo*>& feasible) {
+  if (pod.nominated_node_name.empty()) return std::nullopt;
+  const std::span<const NodeInfo* const> nodes = cluster.nodes;
+  auto it = std::find_if(nodes.begin(), nodes.end(),
+                         [&](const NodeInfo* ni) { return ni != nullptr && ni->node.name == pod.nominated_node_name; });
+  if (it == nodes.end()) return std::nullopt;
+  Ignore ignore;
+  FilterOutcome out;
+  feasible.clear();
+  filter_chunk(pod, std::span(it, 1), filters, names, cluster.nominated, feasible, ignore, out, nullptr);
+  if (feasible.empty()) return std::nullopt;
+  Decision d;
+  d.status = Decision::Status::scheduled;
+  d.node = feasible.front()->node.name;
+  d.evaluated_nodes = d.feasible_nodes = 1;
+  return d;
+}
+
 }  // namespace
 
 Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluster& cluster, std::mt19937_64& rng,
@@ -374,7 +458,11 @@ Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluste
   std::optional<TracingSink> tracing;
   if (trace != nullptr) tracing.emplace(pod, diag, *trace);
   FilterSink& sink = tracing ? static_cast<FilterSink&>(*tracing) : diag;
-  const FilterOutcome fo = filter_nodes(pod, nodes, s.filters, names, s.feasible, sink, want, where, cluster.timings);
+  if (auto d = on_nominated_node(pod, cluster, s.filters, names, s.feasible)) {
+    if (trace != nullptr) trace->feasible.push_back(d->node);
+    return *std::move(d);
+  }
+  const FilterOutcome fo = filter_nodes(pod, cluster, s.filters, names, s.feasible, sink, want, where);
   if (fo.null_node) {
     d.status = Decision::Status::error;
     d.message = "internal error: a null NodeInfo in the node list";
@@ -398,33 +486,7 @@ Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluste
   }
 
   score_nodes(profile, pod, cluster, s, trace);
-  const std::size_t n = s.feasible.size();
-  const std::int64_t* const total = s.total.data();
-  // The best total and how many nodes share it, in one pass.
-  std::int64_t best = total[0];
-  std::size_t ties = 1;
-  for (std::size_t i = 1; i < n; ++i) {
-    if (total[i] > best) {
-      best = total[i];
-      ties = 1;
-    } else if (total[i] == best) {
-      ++ties;
-    }
-  }
-
-  // Upstream's selectHost keeps one reservoir sample over the tied nodes,
-  // drawing once per tie. Choosing the k-th tied node for one uniform k
-  // gives every tied node the same 1/ties chance with a single draw, which
-  // matters when thousands of empty nodes tie.
-  std::size_t pick = 0;
-  if (ties > 1) pick = std::uniform_int_distribution<std::size_t>(0, ties - 1)(rng);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (total[i] != best) continue;
-    if (pick-- == 0) {
-      d.node = s.feasible[i]->node.name;
-      break;
-    }
-  }
+  d.node = best_node(s, rng);
   if (scores != nullptr) report_scores(s, *scores);
   return d;
 }

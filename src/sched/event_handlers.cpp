@@ -56,12 +56,15 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
     if (!p.node_name.empty()) {
       TS_LOG(3, "Add event for scheduled pod", {"pod", key(p)}, {"node", p.node_name});
       s.queue_.remove(p.uid);
+      s.nominator_.remove(p.uid);
       // Bound after the first list: while we watched (the live page's colour).
       if (s.pods_->synced()) s.cache_.mark_listed();
       s.cache_.add_pod(p);
       s.move_unschedulable_if("AssignedPodAdd", waits_for_other_pods);
     } else if (s.responsible_for(p)) {
       TS_LOG(3, "Add event for unscheduled pod", {"pod", key(p)});
+      // Nominated by an earlier run of ours: its victims may be going now.
+      if (!p.nominated_node_name.empty()) s.nominator_.nominate(p, p.nominated_node_name);
       s.queue_.add_or_update(p, clock::now(), s.pods_->last_read());
       TS_LOG(5, "Pod moved to an internal scheduling queue", {"pod", key(p)}, {"event", "PodAdd"}, {"queue", "Active"});
       queued = true;
@@ -74,6 +77,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
       if (old.node_name.empty()) {
         TS_LOG(3, "Update event for scheduled pod", {"pod", key(now)}, {"node", now.node_name});
         s.queue_.remove(now.uid);
+        s.nominator_.remove(now.uid);
         s.cache_.mark_listed();  // we saw it pending: bound while we watched
         s.cache_.add_pod(now);
         s.move_unschedulable_if("AssignedPodAdd", waits_for_other_pods);
@@ -86,6 +90,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
         }
       }
     } else if (s.responsible_for(now)) {
+      update_nomination(old, now);
       if (!s.responsible_for(old) || scheduling_spec_changed(old, now)) {
         s.queue_.add_or_update(now, clock::now(), s.pods_->last_read());
         queued = true;
@@ -93,6 +98,18 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
       }
     } else {
       s.queue_.remove(now.uid);  // being deleted, or handed to another scheduler
+      s.nominator_.remove(now.uid);
+    }
+  }
+
+  // status.nominatedNodeName set or cleared (by us, usually: our own patch
+  // coming back) moves the nomination; any other change refreshes the
+  // nominated copy, which later decisions count on its node.
+  void update_nomination(const kube::Pod& old, const kube::Pod& now) {
+    if (old.nominated_node_name != now.nominated_node_name) {
+      s.nominator_.nominate(now, now.nominated_node_name);
+    } else if (const std::string node(s.nominator_.node_of(now.uid)); !node.empty()) {
+      s.nominator_.nominate(now, node);
     }
   }
 
@@ -120,6 +137,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
   void on_delete(const kube::Pod& last) override {
     bool counted = !last.node_name.empty() || s.cache_.contains(last.uid);
     s.queue_.remove(last.uid);
+    s.nominator_.remove(last.uid);
     s.events_.forget(last.uid);
     s.explain_.forget(key(last));
     if (counted) {

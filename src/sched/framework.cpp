@@ -128,6 +128,23 @@ std::vector<std::string> FilterStatus::reason_strings(const kube::Pod& pod) cons
   return out;
 }
 
+namespace {
+class FirstRejection final : public FilterSink {
+ public:
+  void rejected(const NodeInfo& /*ni*/, const FilterStatus& s) override { status = s; }
+  FilterStatus status;
+};
+}  // namespace
+
+FilterStatus filter_one(std::span<Plugin* const> filters, const kube::Pod& pod, const NodeInfo& ni) {
+  const NodeInfo* one[] = {&ni};
+  FirstRejection sink;
+  for (Plugin* p : filters) {
+    if (p->filter(pod, std::span<const NodeInfo*>(one), sink) == 0) return sink.status;
+  }
+  return {};
+}
+
 FilterStatus reject(PluginId p, Code c, Reason r) {
   FilterStatus s;
   s.code = c;

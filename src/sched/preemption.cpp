@@ -1,5 +1,8 @@
 #include "toysched/sched/preemption.hpp"
 
+#include "toysched/sched/nominator.hpp"
+#include "toysched/sched/what_if.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -32,23 +35,19 @@ class Reasons {
   ReasonHistogram histogram_;
 };
 
-class FirstStatus final : public FilterSink {
- public:
-  void rejected(const NodeInfo& /*ni*/, const FilterStatus& s) override { status = s; }
-  FilterStatus status;
-};
-
 // The pod's active filters after PreFilter, and the node names one of them
 // narrowed the search to (nullptr: every node).
 struct Filters {
   std::vector<Plugin*> active;
   const NodeNameSet* names = nullptr;
+  const Nominator* nominated = nullptr;
 };
 
 // PreFilter of every filter plugin; nullopt when one rejects the pod (no
 // node is then worth examining).
 std::optional<Filters> pre_filter(const Profile& profile, const kube::Pod& pod, const Cluster& cluster) {
   Filters f;
+  f.nominated = cluster.nominated;
   for (Plugin* p : profile.filters()) {
     const PreFilterResult pre = p->pre_filter(pod, cluster);
     if (pre.kind == PreFilterResult::Kind::reject) return std::nullopt;
@@ -59,17 +58,27 @@ std::optional<Filters> pre_filter(const Profile& profile, const kube::Pod& pod, 
   return f;
 }
 
-// The active filters on one node, in profile order; the first rejection.
-FilterStatus filter_node(const Filters& f, const kube::Pod& pod, const NodeInfo& ni) {
-  if (f.names != nullptr && !f.names->contains(ni.node.name)) {
+// The active filters on a node, in profile order; the first rejection.
+FilterStatus filter_node(const Filters& f, const NodeWhatIf& ni) {
+  if (f.names != nullptr && !f.names->contains(ni.node().node.name)) {
     return reject(PluginId::node_affinity, Code::unresolvable, Reason::node_affinity_prefilter);
   }
-  const NodeInfo* one[] = {&ni};
-  FirstStatus sink;
-  for (Plugin* p : f.active) {
-    if (p->filter(pod, std::span<const NodeInfo*>(one), sink) == 0) return sink.status;
-  }
-  return {};
+  return ni.filter();
+}
+
+// Adds to `ni` the nominated pods a decision for `pod` counts there
+// (upstream's RunFilterPluginsWithNominatedPods, whose first pass is the
+// stricter one for every filter we have).
+void add_nominated(const Filters& f, const kube::Pod& pod, NodeWhatIf& ni) {
+  if (f.nominated == nullptr) return;
+  for (const kube::Pod* p : f.nominated->counted_on(pod, ni.node().node.name)) ni.add(*p);
+}
+
+// Whether `pod` fits on `ni` as it is, nominated pods counted.
+FilterStatus filter_node_now(const Filters& f, const kube::Pod& pod, const NodeInfo& ni) {
+  NodeWhatIf now(f.active, pod, ni);
+  add_nominated(f, pod, now);
+  return filter_node(f, now);
 }
 
 kube::TimePoint started(const kube::Pod& p, kube::TimePoint now) { return p.start_time.value_or(now); }
@@ -92,9 +101,10 @@ std::optional<Candidate> select_victims(const Filters& f, const kube::Pod& pod, 
     why.add(kNoVictims);
     return std::nullopt;
   }
-  NodeInfo copy = ni;
-  for (const kube::Pod* p : potential) copy.remove_pod(*p);
-  if (const FilterStatus st = filter_node(f, pod, copy); !st.ok()) {
+  NodeWhatIf copy(f.active, pod, ni);
+  add_nominated(f, pod, copy);
+  for (const kube::Pod* p : potential) copy.remove(*p);
+  if (const FilterStatus st = filter_node(f, copy); !st.ok()) {
     for (const std::string& r : st.reason_strings(pod)) why.add(r);
     return std::nullopt;
   }
@@ -102,9 +112,9 @@ std::optional<Candidate> select_victims(const Filters& f, const kube::Pod& pod, 
             [&](const kube::Pod* a, const kube::Pod* b) { return more_important(*a, *b, now); });
   Candidate c{&ni, {}, 0};
   for (const kube::Pod* p : potential) {
-    copy.add_pod(*p);
-    if (!filter_node(f, pod, copy).ok()) {
-      copy.remove_pod(*p);
+    copy.add(*p);
+    if (!filter_node(f, copy).ok()) {
+      copy.remove(*p);
       c.victims.push_back(p);
     }
   }
@@ -210,7 +220,7 @@ PreemptionResult preempt(const Profile& profile, const kube::Pod& pod, const Clu
   // The nodes whose failure evicting pods may cure.
   std::vector<const NodeInfo*> potential;
   for (const NodeInfo* ni : nodes) {
-    const FilterStatus st = filter_node(*filters, pod, *ni);
+    const FilterStatus st = filter_node_now(*filters, pod, *ni);
     if (st.code == Code::unschedulable) potential.push_back(ni);
     if (st.code != Code::unresolvable && ni->node.name == pod.nominated_node_name &&
         waits_on_nominated_node(pod, *ni)) {

@@ -50,6 +50,7 @@ std::optional<std::string> Scheduler::post_filter(const kube::Pod& pod, const Ac
     // No candidate anywhere: a nomination from an earlier preemption no
     // longer holds (upstream clears it; "not eligible" leaves it).
     if (r.outcome == PreemptionResult::Outcome::no_candidate && !pod.nominated_node_name.empty()) {
+      nominator_.remove(pod.uid);
       return std::string();
     }
     return std::nullopt;
@@ -62,6 +63,7 @@ std::optional<std::string> Scheduler::post_filter(const kube::Pod& pod, const Ac
   req.victims.reserve(r.victims.size());
   for (const kube::Pod* v : r.victims) req.victims.push_back(*v);
   preempting_.insert(pod.uid);
+  nominator_.nominate(pod, r.node);
   std::string task = "preempt/" + key(pod);
   asio::co_spawn(api_.transport().executor(), preempt(std::move(req)),
                  supervisor_.handler("preempt", std::move(task), async::Criticality::expendable));

@@ -127,9 +127,24 @@ asio::awaitable<void> Scheduler::keep_connections_warm() {
   co_await api_.transport().keep_warm(static_cast<std::size_t>(opts_.bind_parallelism), 60s);
 }
 
+// What one decision sees: the cache's nodes, the informers' objects, the
+// nominated pods; one decision in ten timed plugin by plugin (upstream's
+// pluginMetricsSamplePercent).
+Cluster Scheduler::decision_cluster() {
+  Cluster cluster = cache_.cluster();
+  cluster.objects = &objects_->objects();
+  if (!nominator_.empty()) cluster.nominated = &nominator_;
+  if (observer_.plugin_timings != nullptr && ++decisions_ % 10 == 0) cluster.timings = observer_.plugin_timings;
+  return cluster;
+}
+
 // Upstream's ScheduleOne: decide, assume, and hand the bind to a coroutine
 // of its own. Synchronous: the cycle never waits on the network.
 void Scheduler::schedule_one(Queue::Item item) {
+  // The queue keeps the pod as its last scheduling-relevant update left
+  // it; where it is nominated is the nominator's (our own patch of
+  // status.nominatedNodeName does not requeue it).
+  item.pod.nominated_node_name = nominator_.node_of(item.pod.uid);
   const kube::Pod& pod = item.pod;
   TS_LOG(4, "About to try and schedule pod", {"pod", key(pod)});
   TS_LOG(3, "Attempting to schedule pod", {"pod", key(pod)});
@@ -138,12 +153,7 @@ void Scheduler::schedule_one(Queue::Item item) {
   times.arrived = item.arrived;
   times.queued = item.queued;
   times.popped = cycle_start;
-  // Refused before any node is looked at: no node can be shown to satisfy a
-  // constraint we do not evaluate.
-  Cluster cluster = cache_.cluster();
-  cluster.objects = &objects_->objects();
-  // As upstream's pluginMetricsSamplePercent (10): one decision in ten.
-  if (observer_.plugin_timings != nullptr && ++decisions_ % 10 == 0) cluster.timings = observer_.plugin_timings;
+  const Cluster cluster = decision_cluster();
   // responsible_for let the pod in, so it has a profile; a pod that
   // arrives otherwise is an error, not a crash.
   ActiveProfile* prof = profile_for(pod.scheduler_name);
@@ -160,7 +170,7 @@ void Scheduler::schedule_one(Queue::Item item) {
     d.message = "no profile named " + pod.scheduler_name;  // Status::error
   } else if (decided) {
     d = schedule_pod(prof->profile, pod, cluster, rng_, nullptr, &prof->search, trace);
-  } else {
+  } else {  // refused before any node is looked at: none can be shown to satisfy what we do not evaluate
     d = refuse_unsupported(pod);
   }
   double cycle_seconds = seconds_since(cycle_start);
@@ -192,6 +202,7 @@ void Scheduler::schedule_one(Queue::Item item) {
     queue_.backoff(pod.uid, clock::now());
     return;
   }
+  nominator_.remove(pod.uid);  // it counts on its node as assumed now
   ++stats_.attempts_scheduled;
   ++stats_.binds_in_flight;
   std::string task = "bind/" + key(pod);

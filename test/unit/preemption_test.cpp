@@ -3,6 +3,7 @@
 // (framework/preemption/preemption.go, plugins/defaultpreemption).
 #include "toysched/sched/preemption.hpp"
 #include "builders.hpp"
+#include "pod_topology_spread_fixtures.hpp"
 #include "profile_fixtures.hpp"
 #include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/cache.hpp"
@@ -214,6 +215,40 @@ TEST_CASE("Preemption: a pod waits for the victims of its last preemption") {
     CHECK(r.outcome == Outcome::no_candidate);
     CHECK(r.message == "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.");
   }
+}
+
+// test/e2e/scheduling/preemption.go "PodTopologySpread Preemption": one
+// victim would free the resources, but the spread needs a second one gone.
+TEST_CASE("Preemption: PreFilter's spread counts move as victims are removed and put back") {
+  World w;
+  for (const char* n : {"a", "b"}) {
+    kube::Node node = make_node().name(n).extended("example.com/res", "10");
+    node.labels = {{"kubernetes.io/hostname", n}, {"spread", n}};
+    w.node(node);
+  }
+  w.pod(make_pod().name("high").label("app", "x").extended("example.com/res", "9").priority(1000), "a");
+  for (int i = 1; i <= 3; ++i) {
+    w.pod(make_pod()
+              .name("low-" + std::to_string(i))
+              .label("app", "x")
+              .extended("example.com/res", "3")
+              .priority(1)
+              .started(kNow - std::chrono::minutes(i)),
+          "b");
+  }
+  kube::Pod medium = make_pod().name("medium").label("app", "x").extended("example.com/res", "3").priority(100);
+  kube::TopologySpreadConstraint c;
+  c.max_skew = 1;
+  c.topology_key = "spread";
+  c.when_unsatisfiable = kube::WhenUnsatisfiable::do_not_schedule;
+  c.label_selector = test::spread::exists("app");
+  medium.topology_spread.push_back(c);
+
+  const auto r = w.preempt(medium);
+  REQUIRE(r.outcome == Outcome::nominated);
+  CHECK(r.node == "b");
+  // Most important kept: low-3 started first; [high] [medium, low-3].
+  CHECK(names(r) == std::vector<std::string>{"low-2", "low-1"});
 }
 
 TEST_CASE("Preemption: how many candidates a search looks for") {

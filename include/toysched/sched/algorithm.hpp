@@ -2,7 +2,11 @@
 // scheduling cycle (schedule_one.go schedulePod), pure and allocation-light.
 //
 //   PreFilter (each filter plugin: skip, narrow to node names, or reject)
-//     → Filter nodes (the profile's order, first rejection wins), from where
+//     → a pod a preemption nominated to a node tries that node first and
+//       takes it if it fits there (upstream's evaluateNominatedNode)
+//     → Filter nodes (the profile's order, first rejection wins; a node
+//       with nominated pods of at least the pod's priority must also fit
+//       them, Cluster::nominated), from where
 //       the last cycle stopped, until percentageOfNodesToScore of them fit
 //       (upstream's numFeasibleNodesToFind: all below 100 nodes, adaptive
 //       above; feasible_nodes_to_find below)

@@ -130,6 +130,8 @@ class FilterSink {
 // What plugins look up beyond nodes and pods, from the Scheduler's
 // informers (namespaces, the workloads that own or select pods, and the
 // claims, volumes and classes of pods' storage).
+class Nominator;  // nominator.hpp
+
 class ClusterObjects {
  public:
   // The labels of namespace `ns`; nullptr when no such namespace is known
@@ -195,6 +197,10 @@ struct Cluster {
   // Set on the decisions whose plugin calls are timed (one in ten, as
   // upstream samples them); nullptr: not timed.
   PluginTimings* timings = nullptr;
+  // The pods nominated to nodes by preemptions (nominator.hpp): a node
+  // must also take, beside the pod, those of them of at least its priority.
+  // nullptr: none (the usual case, which costs nothing).
+  const Nominator* nominated = nullptr;
 };
 
 // A PreFilter's answer that only some nodes can pass, by name (upstream's
@@ -226,6 +232,14 @@ class Plugin {
   std::string_view name() const noexcept { return plugin_name(id()); }
 
   virtual PreFilterResult pre_filter(const kube::Pod& /*pod*/, const Cluster& /*cluster*/) { return {}; }
+  // upstream's PreFilterExtensions AddPod (sign +1) / RemovePod (−1): after
+  // PreFilter for `pod`, `other` is counted on `ni` from now on, or no
+  // longer. Preemption removes victims and adds them back; nominated pods
+  // are added and removed again. +1 then −1 (or the reverse) leaves the
+  // state as it was. Default: the plugin's PreFilter state does not depend
+  // on other pods.
+  virtual void pre_filter_update(const kube::Pod& /*pod*/, const kube::Pod& /*other*/, const NodeInfo& /*ni*/,
+                                 int /*sign*/) {}
   // Moves the nodes this plugin admits to the front of `nodes`, keeping
   // their order, and returns how many; tells `sink` about every other one.
   virtual std::size_t filter(const kube::Pod& /*pod*/, std::span<const NodeInfo*> nodes, FilterSink& /*sink*/) {
@@ -277,6 +291,11 @@ std::size_t filter_each(std::span<const NodeInfo*> nodes, FilterSink& sink, Triv
   }
   return kept;
 }
+
+// `filters` on one node, in order: the first rejection, or success. For
+// the few nodes a decision looks at twice (nominated pods, preemption's
+// what-ifs); a decision's pass over many nodes goes plugin by plugin.
+FilterStatus filter_one(std::span<Plugin* const> filters, const kube::Pod& pod, const NodeInfo& ni);
 
 template <class Check>
 std::size_t filter_each(std::span<const NodeInfo*> nodes, FilterSink& sink, Check&& check) {

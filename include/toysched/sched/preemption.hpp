@@ -22,14 +22,16 @@
 //               important victims; then the first found.
 //
 // Differences from upstream, on purpose or not yet done:
-//  - PreFilter state is computed once for the cluster as it is, victims
-//    included; upstream updates it as victims are removed (PreFilter
-//    extensions). Resources and ports, the usual reasons, are exact;
-//    PodTopologySpread and InterPodAffinity counts on other nodes see the
-//    victims still there.
+//  - PreFilter state moves as victims are removed and put back, and as
+//    nominated pods are added (what_if.hpp), for PodTopologySpread; not yet
+//    for InterPodAffinity, whose counts on the node still see the victims.
+//    Resources and ports, the usual reasons, are exact.
 //  - PodDisruptionBudgets are not read yet: every candidate has 0
 //    violations.
-//  - Nominated pods are not counted against their node by later decisions.
+//  - Nominated pods (Cluster::nominated) of at least the pod's priority
+//    count on their node as upstream's first pass counts them; its second
+//    pass (without them) can only fail where the first did, for the
+//    filters we have.
 #pragma once
 
 #include "toysched/kube/objects.hpp"

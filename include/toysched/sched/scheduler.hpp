@@ -43,6 +43,7 @@
 #include "toysched/sched/events.hpp"
 #include "toysched/sched/explain.hpp"
 #include "toysched/sched/latency.hpp"
+#include "toysched/sched/nominator.hpp"
 #include "toysched/sched/preemption.hpp"
 #include "toysched/sched/queue.hpp"
 #include "toysched/trace/tasks.hpp"
@@ -209,6 +210,7 @@ class Scheduler {
   void move_unschedulable_if(const char* event, bool (*helps)(const kube::Pod&));
   std::optional<Queue::Item> next_pod(Queue::clock::time_point now);
   Queue::clock::time_point next_wake(Queue::clock::time_point now) const;
+  Cluster decision_cluster();
   void schedule_one(Queue::Item item);
   void log_synced() const;
   boost::asio::awaitable<void> keep_connections_warm();
@@ -261,6 +263,8 @@ class Scheduler {
   // Pods whose preempt task is running: they do not preempt again until it
   // ends (upstream's Executor.preempting).
   std::unordered_set<std::string> preempting_;
+  // Pods a preemption nominated to a node, until they are decided on.
+  Nominator nominator_;
   bool warmed_up_ = false;
   bool keeping_warm_ = false;  // a keep_connections_warm task is running
   Queue::clock::time_point next_keep_warm_{};

@@ -175,6 +175,22 @@ PreFilterResult PodTopologySpread::pre_filter(const kube::Pod& pod, const Cluste
   return {};
 }
 
+void PodTopologySpread::pre_filter_update(const kube::Pod& pod, const kube::Pod& other, const NodeInfo& ni, int sign) {
+  // Counted as PreFilter counts: same namespace, not terminating, on a node
+  // with every key that the constraint includes.
+  if (hard_.empty() || other.ns != pod.ns || other.deleting || !has_all_keys(ni.node, hard_)) return;
+  for (std::size_t i = 0; i < hard_.size(); ++i) {
+    const SpreadConstraint& c = hard_[i];
+    const kube::LabelSelector* sel = c.selector();
+    if (sel == nullptr || sel->empty() || !kube::selector_matches(*sel, other.labels)) continue;
+    if (!c.includes(pod, ni.node)) continue;
+    const std::uint32_t id = values_.find(*kube::find_value(ni.node.labels, c.topology_key));
+    if (id == TopologyValueIds::kNone || !hard_counts_[i].present(id)) continue;
+    hard_counts_[i].add(id, sign);
+    hard_min_[i] = hard_counts_[i].min();
+  }
+}
+
 FilterStatus PodTopologySpread::check(const kube::Pod& /*pod*/, const NodeInfo& ni) const {
   for (std::size_t i = 0; i < hard_.size(); ++i) {
     const SpreadConstraint& c = hard_[i];

@@ -21,7 +21,8 @@
 // "nothing" in both.
 //
 // All counting happens in PreFilter / PreScore, once per pod, over the
-// nodes' pod groups; Filter and Score are lookups per node.
+// nodes' pod groups; Filter and Score are lookups per node. Preemption's
+// what-ifs move PreFilter's counts pod by pod (pre_filter_update).
 #pragma once
 
 #include "toysched/sched/framework.hpp"
@@ -117,6 +118,8 @@ class PodTopologySpread final : public Plugin {
   explicit PodTopologySpread(bool system_defaulting = true) : system_defaulting_(system_defaulting) {}
   PluginId id() const noexcept override { return PluginId::pod_topology_spread; }
   PreFilterResult pre_filter(const kube::Pod& pod, const Cluster& cluster) override;
+  // upstream's updateWithPod: the matching count of `ni`'s domain moves.
+  void pre_filter_update(const kube::Pod& pod, const kube::Pod& other, const NodeInfo& ni, int sign) override;
   std::size_t filter(const kube::Pod& pod, std::span<const NodeInfo*> nodes, FilterSink& sink) override;
   bool pre_score(const kube::Pod& pod, std::span<const NodeInfo* const> feasible, const Cluster& cluster) override;
   void score(const kube::Pod& pod, std::span<const NodeInfo* const> feasible, std::span<std::int64_t> out) override;

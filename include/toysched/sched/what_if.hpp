@@ -1,0 +1,57 @@
+// A what-if on one node, for the decisions that ask "would the pod fit here
+// if these pods were gone, or those were here too": preemption removes
+// victims and puts some back, nominated pods are added (upstream's
+// SelectVictimsOnNode and RunFilterPluginsWithNominatedPods, which clone
+// the NodeInfo and the CycleState).
+//
+// The NodeInfo is copied; the active filters' PreFilter state lives in the
+// plugins (framework.hpp), so it is moved in place, pod by pod
+// (Plugin::pre_filter_update), and moved back when the what-if ends.
+#pragma once
+
+#include "toysched/sched/framework.hpp"
+
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace toysched::sched {
+
+class NodeWhatIf {
+ public:
+  // `filters`: those PreFilter left active for `pod`. The pods added later
+  // must outlive the what-if.
+  NodeWhatIf(std::span<Plugin* const> filters, const kube::Pod& pod, const NodeInfo& ni)
+      : filters_(filters), pod_(pod), node_(ni) {}
+  NodeWhatIf(const NodeWhatIf&) = delete;
+  NodeWhatIf& operator=(const NodeWhatIf&) = delete;
+  ~NodeWhatIf() {
+    for (auto it = edits_.rbegin(); it != edits_.rend(); ++it) {
+      for (Plugin* p : filters_) p->pre_filter_update(pod_, *it->first, node_, -it->second);
+    }
+  }
+
+  void add(const kube::Pod& other) { edit(other, +1); }
+  void remove(const kube::Pod& other) { edit(other, -1); }
+  // The filters' answer for the pod on the node as it now stands.
+  FilterStatus filter() const { return filter_one(filters_, pod_, node_); }
+  const NodeInfo& node() const noexcept { return node_; }
+
+ private:
+  void edit(const kube::Pod& other, int sign) {
+    if (sign > 0) {
+      node_.add_pod(other);
+    } else {
+      node_.remove_pod(other);
+    }
+    for (Plugin* p : filters_) p->pre_filter_update(pod_, other, node_, sign);
+    edits_.emplace_back(&other, sign);
+  }
+
+  std::span<Plugin* const> filters_;
+  const kube::Pod& pod_;
+  NodeInfo node_;
+  std::vector<std::pair<const kube::Pod*, int>> edits_;
+};
+
+}  // namespace toysched::sched
