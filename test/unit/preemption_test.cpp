@@ -251,6 +251,28 @@ TEST_CASE("Preemption: PreFilter's spread counts move as victims are removed and
   CHECK(names(r) == std::vector<std::string>{"low-2", "low-1"});
 }
 
+TEST_CASE("Preemption: PreFilter's pod anti-affinity counts move as victims are removed") {
+  World w;
+  for (const char* n : {"n1", "n2"}) {
+    kube::Node node = make_node().name(n).cpu("4");
+    node.labels = {{"kubernetes.io/hostname", n}};
+    w.node(node);
+  }
+  w.pod(make_pod().name("web-low").label("app", "web").cpu("1").priority(1), "n1");
+  w.pod(make_pod().name("web-high").label("app", "web").cpu("1").priority(1000), "n2");
+  kube::Pod loner = make_pod().name("loner").cpu("1").priority(100);
+  kube::PodAffinityTerm away;
+  away.label_selector = kube::LabelSelector{};
+  away.label_selector->match_labels = {{"app", "web"}};
+  away.topology_key = "kubernetes.io/hostname";
+  loner.pod_anti_affinity.required.push_back(away);
+
+  const auto r = w.preempt(loner);
+  REQUIRE(r.outcome == Outcome::nominated);
+  CHECK(r.node == "n1");
+  CHECK(names(r) == std::vector<std::string>{"web-low"});
+}
+
 TEST_CASE("Preemption: how many candidates a search looks for") {
   const sched::PreemptionArgs defaults;
   CHECK(sched::preemption_candidates_to_find(5, defaults) == 5);

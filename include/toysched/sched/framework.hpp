@@ -236,8 +236,9 @@ class Plugin {
   // PreFilter for `pod`, `other` is counted on `ni` from now on, or no
   // longer. Preemption removes victims and adds them back; nominated pods
   // are added and removed again. +1 then −1 (or the reverse) leaves the
-  // state as it was. Default: the plugin's PreFilter state does not depend
-  // on other pods.
+  // state as it was. `ni` is the node as the cluster holds it (its pods
+  // not edited; views into its labels stay valid for the cycle). Default:
+  // the plugin's PreFilter state does not depend on other pods.
   virtual void pre_filter_update(const kube::Pod& /*pod*/, const kube::Pod& /*other*/, const NodeInfo& /*ni*/,
                                  int /*sign*/) {}
   // Moves the nodes this plugin admits to the front of `nodes`, keeping

@@ -21,11 +21,11 @@
 //               the fewest victims, the latest start among the most
 //               important victims; then the first found.
 //
+// The filters' PreFilter state moves as victims are removed and put back
+// and as nominated pods are added (what_if.hpp), as upstream's
+// PreFilterExtensions move it (PodTopologySpread, InterPodAffinity).
+//
 // Differences from upstream, on purpose or not yet done:
-//  - PreFilter state moves as victims are removed and put back, and as
-//    nominated pods are added (what_if.hpp), for PodTopologySpread; not yet
-//    for InterPodAffinity, whose counts on the node still see the victims.
-//    Resources and ports, the usual reasons, are exact.
 //  - PodDisruptionBudgets are not read yet: every candidate has 0
 //    violations.
 //  - Nominated pods (Cluster::nominated) of at least the pod's priority

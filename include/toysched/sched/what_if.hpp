@@ -22,12 +22,12 @@ class NodeWhatIf {
   // `filters`: those PreFilter left active for `pod`. The pods added later
   // must outlive the what-if.
   NodeWhatIf(std::span<Plugin* const> filters, const kube::Pod& pod, const NodeInfo& ni)
-      : filters_(filters), pod_(pod), node_(ni) {}
+      : filters_(filters), pod_(pod), original_(ni), node_(ni) {}
   NodeWhatIf(const NodeWhatIf&) = delete;
   NodeWhatIf& operator=(const NodeWhatIf&) = delete;
   ~NodeWhatIf() {
     for (auto it = edits_.rbegin(); it != edits_.rend(); ++it) {
-      for (Plugin* p : filters_) p->pre_filter_update(pod_, *it->first, node_, -it->second);
+      for (Plugin* p : filters_) p->pre_filter_update(pod_, *it->first, original_, -it->second);
     }
   }
 
@@ -44,12 +44,15 @@ class NodeWhatIf {
     } else {
       node_.remove_pod(other);
     }
-    for (Plugin* p : filters_) p->pre_filter_update(pod_, other, node_, sign);
+    for (Plugin* p : filters_) p->pre_filter_update(pod_, other, original_, sign);
     edits_.emplace_back(&other, sign);
   }
 
   std::span<Plugin* const> filters_;
   const kube::Pod& pod_;
+  // The plugins are told of the node as the cluster holds it: what they
+  // keep of its labels must outlive this copy.
+  const NodeInfo& original_;
   NodeInfo node_;
   std::vector<std::pair<const kube::Pod*, int>> edits_;
 };

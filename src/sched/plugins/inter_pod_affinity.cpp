@@ -36,6 +36,7 @@ void TopologyCounts::clear() noexcept {
   for (std::uint32_t i : used_) slots_[i] = Slot{};
   used_.clear();
   keys_.clear();
+  nonzero_ = 0;
 }
 
 std::size_t TopologyCounts::find(std::uint64_t hash, std::string_view key, std::string_view value) const noexcept {
@@ -73,7 +74,15 @@ void TopologyCounts::add(std::string_view key, std::string_view value, std::int6
       keys_.push_back(key);
     }
   }
+  const bool was_zero = s.count == 0;
   s.count += n;
+  if (was_zero != (s.count == 0)) {
+    if (was_zero) {
+      ++nonzero_;
+    } else {
+      --nonzero_;
+    }
+  }
 }
 
 std::int64_t TopologyCounts::get(std::string_view key, std::string_view value) const noexcept {
@@ -176,6 +185,27 @@ PreFilterResult InterPodAffinity::pre_filter(const kube::Pod& pod, const Cluster
   return {};
 }
 
+void InterPodAffinity::pre_filter_update(const kube::Pod& pod, const kube::Pod& other, const NodeInfo& ni, int sign) {
+  const kube::StringPairs& labels = ni.node.labels;
+  for (const kube::PodAffinityTerm& t : other.pod_anti_affinity.required) {
+    const std::string* v = kube::find_value(labels, t.topology_key);
+    if (v != nullptr && existing_term_matches(t, other, pod, ns_labels_)) existing_anti_.add(t.topology_key, *v, sign);
+  }
+  auto matches = [&](const kube::PodAffinityTerm& t) {
+    return incoming_term_matches(t, pod, objects_, other.ns, other.labels);
+  };
+  const auto& aff = pod.pod_affinity.required;
+  if (!aff.empty() && std::all_of(aff.begin(), aff.end(), matches)) {
+    for (const kube::PodAffinityTerm& t : aff) {
+      if (const std::string* v = kube::find_value(labels, t.topology_key)) affinity_.add(t.topology_key, *v, sign);
+    }
+  }
+  for (const kube::PodAffinityTerm& t : pod.pod_anti_affinity.required) {
+    const std::string* v = kube::find_value(labels, t.topology_key);
+    if (v != nullptr && matches(t)) anti_.add(t.topology_key, *v, sign);
+  }
+}
+
 FilterStatus InterPodAffinity::filter_node(const kube::Pod& pod, const NodeInfo& ni) const {
   const kube::StringPairs& labels = ni.node.labels;
   // Affinity: every term's topology key on the node, and matching pods in
@@ -187,7 +217,7 @@ FilterStatus InterPodAffinity::filter_node(const kube::Pod& pod, const NodeInfo&
     if (v == nullptr) return reject(PluginId::inter_pod_affinity, Code::unresolvable, Reason::pod_affinity);
     if (affinity_.get(t.topology_key, *v) <= 0) pods_exist = false;
   }
-  if (!pods_exist && !(affinity_.empty() && matches_own_affinity_)) {
+  if (!pods_exist && !(!affinity_.any_nonzero() && matches_own_affinity_)) {
     return reject(PluginId::inter_pod_affinity, Code::unresolvable, Reason::pod_affinity);
   }
   if (!anti_.empty()) {

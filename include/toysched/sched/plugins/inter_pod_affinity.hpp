@@ -35,6 +35,9 @@ class TopologyCounts {
   void add(std::string_view key, std::string_view value, std::int64_t n);
   std::int64_t get(std::string_view key, std::string_view value) const noexcept;
   bool empty() const noexcept { return used_.empty(); }
+  // Whether any pair counts other than 0 (upstream deletes a pair whose
+  // count returns to 0; here its slot stays, so empty() is not enough).
+  bool any_nonzero() const noexcept { return nonzero_ > 0; }
   // The distinct topology keys added since clear().
   std::span<const std::string_view> keys() const noexcept { return keys_; }
 
@@ -51,6 +54,7 @@ class TopologyCounts {
   std::vector<Slot> slots_;  // size 0 or a power of two
   std::vector<std::uint32_t> used_;
   std::vector<std::string_view> keys_;
+  std::size_t nonzero_ = 0;
 };
 
 // The incoming pod's namespace labels, from cluster.objects; nullptr when
@@ -76,6 +80,9 @@ class InterPodAffinity final : public Plugin {
   PluginId id() const noexcept override { return PluginId::inter_pod_affinity; }
 
   PreFilterResult pre_filter(const kube::Pod& pod, const Cluster& cluster) override;
+  // upstream's preFilterState.updateWithPod: `other`'s anti-affinity
+  // terms against the pod, the pod's terms against `other`.
+  void pre_filter_update(const kube::Pod& pod, const kube::Pod& other, const NodeInfo& ni, int sign) override;
   std::size_t filter(const kube::Pod& pod, std::span<const NodeInfo*> nodes, FilterSink& sink) override;
 
   bool pre_score(const kube::Pod& pod, std::span<const NodeInfo* const> feasible, const Cluster& cluster) override;
