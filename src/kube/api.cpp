@@ -100,6 +100,9 @@ std::string ResourcePath<StatefulSet>::path(std::string_view ns) { return collec
 std::string ResourcePath<PersistentVolumeClaim>::path(std::string_view ns) { return collection("/api/v1", ns, name); }
 std::string ResourcePath<PersistentVolume>::path(std::string_view) { return "/api/v1/persistentvolumes"; }
 std::string ResourcePath<StorageClass>::path(std::string_view) { return "/apis/storage.k8s.io/v1/storageclasses"; }
+std::string ResourcePath<PodDisruptionBudget>::path(std::string_view ns) {
+  return collection("/apis/policy/v1", ns, name);
+}
 
 namespace {
 result<PodList> decode_list(Decoder& d, std::string_view body, Pod*) { return d.pod_list(body); }
@@ -122,6 +125,9 @@ result<PersistentVolumeList> decode_list(Decoder& d, std::string_view body, Pers
 }
 result<StorageClassList> decode_list(Decoder& d, std::string_view body, StorageClass*) {
   return d.storage_class_list(body);
+}
+result<PodDisruptionBudgetList> decode_list(Decoder& d, std::string_view body, PodDisruptionBudget*) {
+  return d.pod_disruption_budget_list(body);
 }
 }  // namespace
 
@@ -170,6 +176,7 @@ template asio::awaitable<api_result<StatefulSetList>> Api::list<StatefulSet>(Lis
 template asio::awaitable<api_result<PersistentVolumeClaimList>> Api::list<PersistentVolumeClaim>(ListOptions);
 template asio::awaitable<api_result<PersistentVolumeList>> Api::list<PersistentVolume>(ListOptions);
 template asio::awaitable<api_result<StorageClassList>> Api::list<StorageClass>(ListOptions);
+template asio::awaitable<api_result<PodDisruptionBudgetList>> Api::list<PodDisruptionBudget>(ListOptions);
 
 namespace {
 std::string pod_path(std::string_view ns, std::string_view name) {

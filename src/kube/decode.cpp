@@ -184,6 +184,7 @@ errc get_obj(od::value& v, StatefulSet& ss) { return get_stateful_set(v, ss); }
 errc get_obj(od::value& v, PersistentVolumeClaim& c) { return get_persistent_volume_claim(v, c); }
 errc get_obj(od::value& v, PersistentVolume& pv) { return get_persistent_volume(v, pv); }
 errc get_obj(od::value& v, StorageClass& sc) { return get_storage_class(v, sc); }
+errc get_obj(od::value& v, PodDisruptionBudget& pdb) { return get_pod_disruption_budget(v, pdb); }
 
 // The tolerant second read of an object the decoder refused: every field on
 // its own, every error ignored, so that what identifies the object is found
@@ -505,6 +506,9 @@ result<PersistentVolumeList> Decoder::persistent_volume_list(std::string_view js
 result<StorageClassList> Decoder::storage_class_list(std::string_view json, std::size_t readable) {
   return page<StorageClass>(*impl_, json, readable);
 }
+result<PodDisruptionBudgetList> Decoder::pod_disruption_budget_list(std::string_view json, std::size_t readable) {
+  return page<PodDisruptionBudget>(*impl_, json, readable);
+}
 result<WatchEvent<Pod>> Decoder::pod_event(std::string_view line, std::size_t readable) {
   return one_event<Pod>(*impl_, line, readable);
 }
@@ -539,6 +543,10 @@ result<WatchEvent<PersistentVolume>> Decoder::persistent_volume_event(std::strin
 }
 result<WatchEvent<StorageClass>> Decoder::storage_class_event(std::string_view line, std::size_t readable) {
   return one_event<StorageClass>(*impl_, line, readable);
+}
+result<WatchEvent<PodDisruptionBudget>> Decoder::pod_disruption_budget_event(std::string_view line,
+                                                                             std::size_t readable) {
+  return one_event<PodDisruptionBudget>(*impl_, line, readable);
 }
 
 namespace {

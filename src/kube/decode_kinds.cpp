@@ -3,7 +3,8 @@
 // ReplicationControllers, ReplicaSets and StatefulSets (for
 // PodTopologySpread's default constraints), and the storage kinds
 // VolumeBinding reads (PersistentVolumeClaims, PersistentVolumes,
-// StorageClasses). Nothing else of them is kept. See decode.hpp for the
+// StorageClasses), and PodDisruptionBudgets for preemption. Nothing else of
+// them is kept. See decode.hpp for the
 // rules, decode_detail.hpp for the helpers.
 #include "decode_detail.hpp"
 
@@ -97,6 +98,33 @@ errc get_storage_class(od::value& v, StorageClass& sc) {
     TS_TRY(get(val, mode));
     sc.wait_for_first_consumer = mode == "WaitForFirstConsumer";
     return errc::ok;
+  });
+}
+
+// spec.selector; status.disruptionsAllowed and the keys of
+// status.disruptedPods. Each time there must still be a string (or null), as
+// the API server writes a metav1.Time: another type is a malformed object.
+errc get_pod_disruption_budget(od::value& v, PodDisruptionBudget& pdb) {
+  Meta m;
+  return get_object(v, pdb, m, false, false, [&](std::string_view k, od::value& val) {
+    if (k == "spec") {
+      return fields(val, [&](std::string_view sk, od::value& sv) {
+        return sk == "selector" ? get_label_selector(sv, pdb.selector) : errc::ok;
+      });
+    }
+    if (k != "status") return errc::ok;
+    return fields(val, [&](std::string_view sk, od::value& sv) {
+      if (sk == "disruptionsAllowed") return get(sv, pdb.disruptions_allowed);
+      if (sk != "disruptedPods") return errc::ok;
+      return fields(sv, [&](std::string_view pod, od::value& when) {
+        if (!is_null(when)) {
+          std::string_view time;
+          TS_SJ(when.get_string().get(time));
+        }
+        pdb.disrupted_pods.emplace_back(pod);
+        return errc::ok;
+      });
+    });
   });
 }
 

@@ -67,6 +67,9 @@ auto decode_event(Decoder& d, std::string_view line, PersistentVolumeClaim*) {
 }
 auto decode_event(Decoder& d, std::string_view line, PersistentVolume*) { return d.persistent_volume_event(line); }
 auto decode_event(Decoder& d, std::string_view line, StorageClass*) { return d.storage_class_event(line); }
+auto decode_event(Decoder& d, std::string_view line, PodDisruptionBudget*) {
+  return d.pod_disruption_budget_event(line);
+}
 }  // namespace
 
 template <class T>
@@ -340,5 +343,6 @@ template class Reflector<StatefulSet>;
 template class Reflector<PersistentVolumeClaim>;
 template class Reflector<PersistentVolume>;
 template class Reflector<StorageClass>;
+template class Reflector<PodDisruptionBudget>;
 
 }  // namespace toysched::kube

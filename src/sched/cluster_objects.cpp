@@ -6,6 +6,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -90,6 +91,11 @@ void and_in(kube::LabelSelector& sel, const std::optional<kube::LabelSelector>& 
                                other->match_expressions.end());
 }
 
+// pdb_list_'s order.
+bool by_ns_name(const kube::PodDisruptionBudget* a, const kube::PodDisruptionBudget* b) {
+  return std::tie(a->ns, a->name) < std::tie(b->ns, b->name);
+}
+
 const char* op_text(kube::SelectorOp op) {
   switch (op) {
     case kube::SelectorOp::in:
@@ -172,6 +178,12 @@ void ClusterObjectIndex::put(const kube::StorageClass& sc, const kube::StorageCl
   classes_.insert_or_assign(sc.name, sc);
   if (changed_) changed_(old ? "StorageClassUpdate" : "StorageClassAdd");
 }
+void ClusterObjectIndex::put(const kube::PodDisruptionBudget& pdb, const kube::PodDisruptionBudget*) {
+  auto [it, added] = pdbs_[pdb.ns].insert_or_assign(pdb.name, pdb);
+  if (!added) return;  // assigned in place: the list's pointer still holds
+  const kube::PodDisruptionBudget* p = &it->second;
+  pdb_list_.insert(std::lower_bound(pdb_list_.begin(), pdb_list_.end(), p, by_ns_name), p);
+}
 void ClusterObjectIndex::erase(const kube::Namespace& n) { namespaces_.erase(n.name); }
 void ClusterObjectIndex::erase(const kube::Service& s) { erase_from(services_, s.ns, s.name); }
 void ClusterObjectIndex::erase(const kube::ReplicationController& rc) { erase_from(rcs_, rc.ns, rc.name); }
@@ -180,10 +192,17 @@ void ClusterObjectIndex::erase(const kube::StatefulSet& ss) { erase_from(sss_, s
 void ClusterObjectIndex::erase(const kube::PersistentVolumeClaim& c) { erase_from(claims_, c.ns, c.name); }
 void ClusterObjectIndex::erase(const kube::PersistentVolume& pv) { volumes_.erase(pv.name); }
 void ClusterObjectIndex::erase(const kube::StorageClass& sc) { classes_.erase(sc.name); }
+void ClusterObjectIndex::erase(const kube::PodDisruptionBudget& pdb) {
+  const auto* known = lookup(pdbs_, pdb.ns, pdb.name);
+  if (!known) return;
+  auto it = std::lower_bound(pdb_list_.begin(), pdb_list_.end(), known, by_ns_name);
+  if (it != pdb_list_.end() && *it == known) pdb_list_.erase(it);
+  erase_from(pdbs_, pdb.ns, pdb.name);
+}
 
 ClusterObjectIndex::Counts ClusterObjectIndex::counts() const {
-  return {namespaces_.size(), count_all(services_), count_all(rcs_), count_all(rss_),
-          count_all(sss_),    count_all(claims_),   volumes_.size(), classes_.size()};
+  return {namespaces_.size(), count_all(services_), count_all(rcs_), count_all(rss_), count_all(sss_),
+          count_all(claims_), volumes_.size(),      classes_.size(), pdb_list_.size()};
 }
 
 std::string selector_text(const kube::LabelSelector& s) {
@@ -219,12 +238,13 @@ ClusterInformers::ClusterInformers(kube::Api& api, std::function<void(const char
       sss_(api, index_.stateful_sets(), kube::ListOptions{}),
       pvcs_(api, index_.claims(), kube::ListOptions{}),
       pvs_(api, index_.volumes(), kube::ListOptions{}),
-      scs_(api, index_.storage_classes(), kube::ListOptions{}) {}
+      scs_(api, index_.storage_classes(), kube::ListOptions{}),
+      pdbs_(api, index_.disruption_budgets(), kube::ListOptions{}) {}
 
 boost::asio::awaitable<void> ClusterInformers::run() {
   using namespace boost::asio::experimental::awaitable_operators;
   co_await (namespaces_.run() && services_.run() && rcs_.run() && rss_.run() && sss_.run() && pvcs_.run() &&
-            pvs_.run() && scs_.run());
+            pvs_.run() && scs_.run() && pdbs_.run());
 }
 
 void ClusterInformers::stop() {
@@ -236,18 +256,20 @@ void ClusterInformers::stop() {
   pvcs_.stop();
   pvs_.stop();
   scs_.stop();
+  pdbs_.stop();
 }
 
 bool ClusterInformers::synced() const noexcept {
   return namespaces_.synced() && services_.synced() && rcs_.synced() && rss_.synced() && sss_.synced() &&
-         pvcs_.synced() && pvs_.synced() && scs_.synced();
+         pvcs_.synced() && pvs_.synced() && scs_.synced() && pdbs_.synced();
 }
 
-std::array<ClusterInformers::Watch, 8> ClusterInformers::watch_stats() const noexcept {
+std::array<ClusterInformers::Watch, 9> ClusterInformers::watch_stats() const noexcept {
   return {Watch{"namespaces", &namespaces_.stats()},      Watch{"services", &services_.stats()},
           Watch{"replicationcontrollers", &rcs_.stats()}, Watch{"replicasets", &rss_.stats()},
           Watch{"statefulsets", &sss_.stats()},           Watch{"persistentvolumeclaims", &pvcs_.stats()},
-          Watch{"persistentvolumes", &pvs_.stats()},      Watch{"storageclasses", &scs_.stats()}};
+          Watch{"persistentvolumes", &pvs_.stats()},      Watch{"storageclasses", &scs_.stats()},
+          Watch{"poddisruptionbudgets", &pdbs_.stats()}};
 }
 
 }  // namespace toysched::sched

@@ -394,7 +394,7 @@ void Scheduler::log_synced() const {
   TS_LOG(2, "Caches are synced", {"nodes", cache_.node_count()}, {"boundPods", cache_.bound_count()},
          {"namespaces", c.namespaces}, {"services", c.services}, {"replicationControllers", c.replication_controllers},
          {"replicaSets", c.replica_sets}, {"statefulSets", c.stateful_sets}, {"persistentVolumeClaims", c.pvcs},
-         {"persistentVolumes", c.pvs}, {"storageClasses", c.storage_classes});
+         {"persistentVolumes", c.pvs}, {"storageClasses", c.storage_classes}, {"podDisruptionBudgets", c.pdbs});
 }
 
 std::string Scheduler::debug_cluster_objects_json(std::optional<std::string_view> pod) const {
@@ -409,7 +409,8 @@ std::string Scheduler::debug_cluster_objects_json(std::optional<std::string_view
   w.field("statefulsets", static_cast<std::uint64_t>(c.stateful_sets));
   w.field("persistentvolumeclaims", static_cast<std::uint64_t>(c.pvcs));
   w.field("persistentvolumes", static_cast<std::uint64_t>(c.pvs));
-  w.field("storageclasses", static_cast<std::uint64_t>(c.storage_classes)).end();
+  w.field("storageclasses", static_cast<std::uint64_t>(c.storage_classes));
+  w.field("poddisruptionbudgets", static_cast<std::uint64_t>(c.pdbs)).end();
   if (pod) {
     w.key("pod").object().field("name", *pod);
     if (const kube::Pod* p = pods_->store().find(std::string(*pod))) {

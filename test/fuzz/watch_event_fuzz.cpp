@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)decoder.persistent_volume_claim_event(input);
   (void)decoder.persistent_volume_event(input);
   (void)decoder.storage_class_event(input);
+  (void)decoder.pod_disruption_budget_event(input);
   (void)decoder.pod_list(input);
   // The same bytes as the body of a chunked watch response, fed in two parts.
   toysched::kube::WatchFramer framer(1 << 16);

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -321,4 +322,79 @@ TEST_CASE("cluster objects: claims, volumes and classes, found, updated, forgott
   CHECK(c.pvcs == 1);
   CHECK(c.pvs == 0);
   CHECK(c.storage_classes == 0);
+}
+
+namespace {
+
+kube::PodDisruptionBudget pdb(std::string ns, std::string name, std::int32_t allowed, std::string rv = "1") {
+  kube::PodDisruptionBudget b;
+  b.ns = std::move(ns);
+  b.name = std::move(name);
+  b.uid = "uid-" + b.ns + "-" + b.name;
+  b.resource_version = std::move(rv);
+  b.selector = kube::LabelSelector{{{"app", "web"}}, {}};
+  b.disruptions_allowed = allowed;
+  return b;
+}
+
+// "ns/name allowed" of each budget, in pdbs() order.
+std::vector<std::string> listed(const sched::ClusterObjects& objects) {
+  std::vector<std::string> out;
+  for (const kube::PodDisruptionBudget* b : objects.pdbs())
+    out.push_back(b->ns + "/" + b->name + " " + std::to_string(b->disruptions_allowed));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cluster objects: PodDisruptionBudgets, listed sorted, updated in place, forgotten") {
+  std::vector<std::string> events;
+  sched::ClusterObjectIndex ix([&](const char* e) { events.emplace_back(e); });
+  const sched::ClusterObjects& objects = ix;  // what preemption sees
+  CHECK(objects.pdbs().empty());
+
+  ix.disruption_budgets().on_add(pdb("b", "web", 1));
+  ix.disruption_budgets().on_add(pdb("a", "zeta", 0));
+  ix.disruption_budgets().on_add(pdb("a", "alpha", 2));
+  ix.disruption_budgets().on_add(pdb("c", "web", 3));
+  // By namespace then name, whatever the order they came in.
+  CHECK(listed(objects) == std::vector<std::string>{"a/alpha 2", "a/zeta 0", "b/web 1", "c/web 3"});
+  CHECK(ix.counts().pdbs == 4);
+
+  // An update (the controller's status write) is seen through the same
+  // pointer: the list is not rebuilt.
+  const kube::PodDisruptionBudget* before = objects.pdbs()[2];
+  kube::PodDisruptionBudget evicting = pdb("b", "web", 0, "2");
+  evicting.disrupted_pods = {"web-0"};
+  ix.disruption_budgets().on_update(pdb("b", "web", 1), evicting);
+  REQUIRE(objects.pdbs().size() == 4);
+  CHECK(objects.pdbs()[2] == before);
+  CHECK(objects.pdbs()[2]->disruptions_allowed == 0);
+  CHECK(objects.pdbs()[2]->resource_version == "2");
+  CHECK(objects.pdbs()[2]->disrupted("web-0"));
+  // An update of one never seen (a missed add) adds it.
+  ix.disruption_budgets().on_update(pdb("a", "mid", 5), pdb("a", "mid", 5, "2"));
+  CHECK(listed(objects) == std::vector<std::string>{"a/alpha 2", "a/mid 5", "a/zeta 0", "b/web 0", "c/web 3"});
+
+  ix.disruption_budgets().on_delete(pdb("a", "zeta", 0));
+  ix.disruption_budgets().on_delete(evicting);
+  ix.disruption_budgets().on_delete(pdb("d", "never-seen", 0));  // a no-op
+  CHECK(listed(objects) == std::vector<std::string>{"a/alpha 2", "a/mid 5", "c/web 3"});
+  CHECK(ix.counts().pdbs == 3);
+  ix.disruption_budgets().on_delete(pdb("a", "alpha", 2));
+  ix.disruption_budgets().on_delete(pdb("a", "mid", 5));
+  ix.disruption_budgets().on_delete(pdb("c", "web", 3));
+  CHECK(objects.pdbs().empty());
+  CHECK(ix.counts().pdbs == 0);
+
+  // A budget only orders preemption's victims: no change to one moves a pod.
+  CHECK(events.empty());
+}
+
+TEST_CASE("cluster objects: a ClusterObjects that keeps no budgets lists none") {
+  struct NoBudgets final : sched::ClusterObjects {
+    const kube::StringPairs* namespace_labels(std::string_view) const override { return nullptr; }
+    kube::LabelSelector default_selector(const kube::Pod&) const override { return {}; }
+  } none;
+  CHECK(none.pdbs().empty());
 }

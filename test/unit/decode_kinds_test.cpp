@@ -1,7 +1,9 @@
-// Decoding the kinds read only for the plugins: Namespaces, Services,
-// ReplicationControllers, ReplicaSets, StatefulSets, PersistentVolumeClaims,
-// PersistentVolumes, StorageClasses, as lists and as watch events. JSON in the shape the API server writes (abridged:
-// the decoder skips what it does not read, and tests elsewhere cover skipping).
+// Decoding the kinds read only for the plugins and preemption: Namespaces,
+// Services, ReplicationControllers, ReplicaSets, StatefulSets,
+// PersistentVolumeClaims, PersistentVolumes, StorageClasses,
+// PodDisruptionBudgets, as lists and as watch events. JSON in the shape the
+// API server writes (abridged: the decoder skips what it does not read, and
+// tests elsewhere cover skipping).
 #include "toysched/kube/decode.hpp"
 
 #include <doctest/doctest.h>
@@ -339,4 +341,106 @@ TEST_CASE("decode: StorageClasses, WaitForFirstConsumer or Immediate") {
   auto bad = d.storage_class_event(event("ADDED", R"({"metadata":{"name":"x"},"volumeBindingMode":1})"));
   REQUIRE(bad.has_value());
   CHECK(bad->undecodable.has_value());
+}
+
+TEST_CASE("decode: PodDisruptionBudgets keep their selector, allowance and disrupted pods") {
+  Decoder d;
+  // As the disruption controller leaves one: minAvailable met with one to spare.
+  const std::string full =
+      R"({"kind":"PodDisruptionBudget","apiVersion":"policy/v1",)" + meta("web-pdb", "shop", "60") +
+      R"(,"spec":{"minAvailable":2,"selector":{"matchLabels":{"app":"web"},)"
+      R"("matchExpressions":[{"key":"track","operator":"In","values":["stable"]}]},)"
+      R"("unhealthyPodEvictionPolicy":"IfHealthyBudget"},)"
+      R"("status":{"observedGeneration":1,"disruptedPods":{"web-1":"2026-01-01T10:00:00Z",)"
+      R"("web-0":"2026-01-01T10:00:01Z"},"disruptionsAllowed":1,"currentHealthy":3,"desiredHealthy":2,)"
+      R"("expectedPods":3,"conditions":[{"type":"DisruptionAllowed","status":"True","reason":"SufficientPods"}]}})";
+  const std::string bare = R"({"kind":"PodDisruptionBudget","apiVersion":"policy/v1",)" + meta("none", "shop", "61") +
+                           R"(,"spec":{"maxUnavailable":1}})";
+  auto l = d.pod_disruption_budget_list(list("PodDisruptionBudgetList", full + "," + bare));
+  REQUIRE(l.has_value());
+  CHECK(l->resource_version == "500");
+  REQUIRE(l->items.size() == 2);
+  const PodDisruptionBudget& p = l->items[0];
+  CHECK(p.ns == "shop");
+  CHECK(p.name == "web-pdb");
+  CHECK(p.uid == "uid-web-pdb");
+  CHECK(p.resource_version == "60");
+  REQUIRE(p.selector.has_value());
+  CHECK(p.selector->match_labels == StringPairs{{"app", "web"}});
+  REQUIRE(p.selector->match_expressions.size() == 1);
+  CHECK(p.selector->match_expressions[0].key == "track");
+  CHECK(p.selector->match_expressions[0].op == SelectorOp::in);
+  CHECK(p.selector->match_expressions[0].values == std::vector<std::string>{"stable"});
+  CHECK(p.disruptions_allowed == 1);
+  // Only the keys are kept, in the server's order.
+  CHECK(p.disrupted_pods == std::vector<std::string>{"web-1", "web-0"});
+  CHECK(p.disrupted("web-0"));
+  CHECK_FALSE(p.disrupted("web-2"));
+  // No selector, no status yet (the controller has not seen it): nothing
+  // selected, nothing allowed.
+  CHECK(l->items[1].name == "none");
+  CHECK_FALSE(l->items[1].selector.has_value());
+  CHECK(l->items[1].disruptions_allowed == 0);
+  CHECK(l->items[1].disrupted_pods.empty());
+
+  auto ev = d.pod_disruption_budget_event(event("MODIFIED", full));
+  REQUIRE(ev.has_value());
+  CHECK(ev->type == EventType::modified);
+  CHECK_FALSE(ev->undecodable.has_value());
+  CHECK(ev->object.name == "web-pdb");
+  CHECK(ev->object.disruptions_allowed == 1);
+  CHECK(ev->object.disrupted_pods.size() == 2);
+}
+
+TEST_CASE("decode: a PodDisruptionBudget's null selector is not its empty one") {
+  Decoder d;
+  auto pdb = [&](const std::string& spec, const std::string& status = "{}") {
+    auto ev = d.pod_disruption_budget_event(event(
+        "ADDED", R"({"metadata":{"name":"b","namespace":"shop"},"spec":)" + spec + R"(,"status":)" + status + "}"));
+    REQUIRE(ev.has_value());
+    REQUIRE_FALSE(ev->undecodable.has_value());
+    return ev->object;
+  };
+  // null and absent: nullopt (selects no pod).
+  CHECK_FALSE(pdb(R"({"selector":null})").selector.has_value());
+  CHECK_FALSE(pdb(R"({"minAvailable":1})").selector.has_value());
+  // {}: present and empty (the API's "every pod of the namespace").
+  auto empty = pdb(R"({"selector":{}})");
+  REQUIRE(empty.selector.has_value());
+  CHECK(empty.selector->empty());
+  auto no_terms = pdb(R"({"selector":{"matchLabels":{},"matchExpressions":[]}})");
+  REQUIRE(no_terms.selector.has_value());
+  CHECK(no_terms.selector->empty());
+  // null status fields read as absent; a disrupted pod's null time still names it.
+  auto nulls = pdb("{}", R"({"disruptionsAllowed":null,"disruptedPods":{"p":null}})");
+  CHECK(nulls.disruptions_allowed == 0);
+  CHECK(nulls.disrupted_pods == std::vector<std::string>{"p"});
+  CHECK(pdb("{}", R"({"disruptedPods":null})").disrupted_pods.empty());
+  CHECK(pdb("{}", R"({"disruptedPods":{}})").disrupted_pods.empty());
+}
+
+TEST_CASE("decode: a malformed PodDisruptionBudget is refused, not the list or the watch") {
+  Decoder d;
+  const char* bad[] = {
+      R"({"metadata":{"name":"b","namespace":"s"},"status":{"disruptionsAllowed":"1"}})",
+      R"({"metadata":{"name":"b","namespace":"s"},"status":{"disruptionsAllowed":4294967296}})",
+      R"({"metadata":{"name":"b","namespace":"s"},"status":{"disruptedPods":["p"]}})",
+      R"({"metadata":{"name":"b","namespace":"s"},"status":{"disruptedPods":{"p":7}}})",
+      R"({"metadata":{"name":"b","namespace":"s"},"spec":{"selector":[]}})",
+      R"({"metadata":{"name":"b","namespace":"s"},"spec":{"selector":{"matchLabels":{"app":1}}}})",
+      R"({"metadata":{"name":"b","namespace":"s"},"spec":"x"})",
+      R"({"metadata":{"namespace":"s"},"spec":{}})",  // no name
+  };
+  for (const char* obj : bad) {
+    CAPTURE(obj);
+    auto ev = d.pod_disruption_budget_event(event("ADDED", obj));
+    REQUIRE(ev.has_value());
+    CHECK(ev->undecodable.has_value());
+    auto l = d.pod_disruption_budget_list(list("PodDisruptionBudgetList", obj));
+    REQUIRE(l.has_value());
+    CHECK(l->items.empty());
+    CHECK(l->undecodable.size() == 1);
+  }
+  // Broken JSON is the event's own failure.
+  CHECK_FALSE(d.pod_disruption_budget_event(R"({"type":"ADDED","object":{"metadata":{"name":"b")").has_value());
 }

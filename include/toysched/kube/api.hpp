@@ -178,6 +178,12 @@ struct ResourcePath<StorageClass> {
   static constexpr const char* name = "storageclasses";
   static std::string path(std::string_view ns);
 };
+// policy/v1, for preemption.
+template <>
+struct ResourcePath<PodDisruptionBudget> {
+  static constexpr const char* name = "poddisruptionbudgets";
+  static std::string path(std::string_view ns);
+};
 
 extern template boost::asio::awaitable<api_result<PodList>> Api::list<Pod>(ListOptions);
 extern template boost::asio::awaitable<api_result<NodeList>> Api::list<Node>(ListOptions);
@@ -192,6 +198,7 @@ extern template boost::asio::awaitable<api_result<PersistentVolumeClaimList>> Ap
     ListOptions);
 extern template boost::asio::awaitable<api_result<PersistentVolumeList>> Api::list<PersistentVolume>(ListOptions);
 extern template boost::asio::awaitable<api_result<StorageClassList>> Api::list<StorageClass>(ListOptions);
+extern template boost::asio::awaitable<api_result<PodDisruptionBudgetList>> Api::list<PodDisruptionBudget>(ListOptions);
 
 // The body of a FailedScheduling event is cut like kube-scheduler's.
 std::string truncate_note(std::string note);

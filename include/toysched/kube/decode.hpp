@@ -82,6 +82,7 @@ class Decoder {
   result<PersistentVolumeClaimList> persistent_volume_claim_list(std::string_view json, std::size_t readable = 0);
   result<PersistentVolumeList> persistent_volume_list(std::string_view json, std::size_t readable = 0);
   result<StorageClassList> storage_class_list(std::string_view json, std::size_t readable = 0);
+  result<PodDisruptionBudgetList> pod_disruption_budget_list(std::string_view json, std::size_t readable = 0);
   result<WatchEvent<Namespace>> namespace_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<Service>> service_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<ReplicationController>> replication_controller_event(std::string_view line,
@@ -92,6 +93,7 @@ class Decoder {
                                                                           std::size_t readable = 0);
   result<WatchEvent<PersistentVolume>> persistent_volume_event(std::string_view line, std::size_t readable = 0);
   result<WatchEvent<StorageClass>> storage_class_event(std::string_view line, std::size_t readable = 0);
+  result<WatchEvent<PodDisruptionBudget>> pod_disruption_budget_event(std::string_view line, std::size_t readable = 0);
 
   struct Impl;
 

@@ -310,6 +310,33 @@ struct StorageClass {
   bool wait_for_first_consumer = false;  // volumeBindingMode == "WaitForFirstConsumer"
 };
 
+// policy/v1 PodDisruptionBudget, for preemption: which victims' evictions
+// would break a budget (upstream's filterPodsWithPDBViolation).
+struct PodDisruptionBudget {
+  std::string ns, name, uid, resource_version;
+  // spec.selector as written. The API (policy/v1 types.go) says a null
+  // selector selects no pod and an empty {} one every pod of the
+  // namespace; nullopt and an empty() selector keep that difference. But
+  // upstream's preemption counts a victim against neither: its
+  // LabelSelectorAsSelector gives Nothing() for nil, Everything() for {},
+  // and it skips `selector.Empty()` ("a PDB with a nil or empty selector
+  // matches nothing"), as it skips one it could not convert
+  // (selector_valid, labels.hpp).
+  std::optional<LabelSelector> selector;
+  std::int32_t disruptions_allowed = 0;  // status.disruptionsAllowed; 0 when absent
+  // The keys of status.disruptedPods (pod name → eviction time; the time is
+  // not kept), in the server's order: pods whose eviction the API server
+  // has already counted against the budget. Usually empty.
+  std::vector<std::string> disrupted_pods;
+
+  bool disrupted(std::string_view pod_name) const noexcept {
+    for (const auto& p : disrupted_pods) {
+      if (p == pod_name) return true;
+    }
+    return false;
+  }
+};
+
 struct Lease {
   std::string ns;
   std::string name;
@@ -378,6 +405,7 @@ using StatefulSetList = List<StatefulSet>;
 using PersistentVolumeClaimList = List<PersistentVolumeClaim>;
 using PersistentVolumeList = List<PersistentVolume>;
 using StorageClassList = List<StorageClass>;
+using PodDisruptionBudgetList = List<PodDisruptionBudget>;
 
 enum class EventType : std::uint8_t { added, modified, deleted, bookmark, error };
 

@@ -331,5 +331,6 @@ extern template class Reflector<StatefulSet>;
 extern template class Reflector<PersistentVolumeClaim>;
 extern template class Reflector<PersistentVolume>;
 extern template class Reflector<StorageClass>;
+extern template class Reflector<PodDisruptionBudget>;
 
 }  // namespace toysched::kube

@@ -1,5 +1,5 @@
 // What the plugins look up beyond nodes and pods (framework.hpp's
-// ClusterObjects), kept by eight informers as kube-scheduler's listers are:
+// ClusterObjects), kept by nine informers as kube-scheduler's listers are:
 //
 //   watch/namespaces ──────────────┐
 //   watch/services ────────────────┤
@@ -7,8 +7,9 @@
 //   watch/replicasets ─────────────┤     (namespace labels; per namespace,
 //   watch/statefulsets ────────────┼─► ClusterObjectIndex ──► Cluster::objects
 //   watch/persistentvolumeclaims ──┤      the selectors by name; the claims,
-//   watch/persistentvolumes ───────┤      volumes and classes themselves)
-//   watch/storageclasses ──────────┘
+//   watch/persistentvolumes ───────┤      volumes and classes themselves;
+//   watch/storageclasses ──────────┤      the PDBs, sorted, for preemption)
+//   watch/poddisruptionbudgets ────┘
 //
 // The index keeps its own copy of what it needs, keyed so that a lookup by
 // a pod's namespace and owner or claim name builds no string: the Store's
@@ -22,9 +23,11 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "toysched/kube/reflector.hpp"
 #include "toysched/sched/framework.hpp"
@@ -47,7 +50,11 @@ class ClusterObjectIndex final : public ClusterObjects {
   // spread constraints, which are ScheduleAnyway: they never make a pod
   // unschedulable, so their changes move no pod. A claim, volume or class
   // added or updated may let in a pod VolumeBinding rejected (a claim bound
-  // at last, a volume's node affinity changed); a delete never does.
+  // at last, a volume's node affinity changed); a delete never does. A
+  // PodDisruptionBudget moves no pod either: it only orders preemption's
+  // candidates and victims (a node whose victims break fewer budgets
+  // first), it never makes a pod unschedulable or preemption impossible,
+  // and upstream registers no event for it.
   explicit ClusterObjectIndex(std::function<void(const char* event)> changed = {});
   ClusterObjectIndex(const ClusterObjectIndex&) = delete;
   ClusterObjectIndex& operator=(const ClusterObjectIndex&) = delete;
@@ -62,6 +69,7 @@ class ClusterObjectIndex final : public ClusterObjects {
   const kube::PersistentVolumeClaim* claim(std::string_view ns, std::string_view name) const override;
   const kube::PersistentVolume* volume(std::string_view name) const override;
   const kube::StorageClass* storage_class(std::string_view name) const override;
+  std::span<const kube::PodDisruptionBudget* const> pdbs() const override { return pdb_list_; }
 
   // The handlers the informers feed (a unit test may feed them by hand).
   kube::Handler<kube::Namespace>& namespaces() noexcept { return namespace_events_; }
@@ -72,10 +80,11 @@ class ClusterObjectIndex final : public ClusterObjects {
   kube::Handler<kube::PersistentVolumeClaim>& claims() noexcept { return pvc_events_; }
   kube::Handler<kube::PersistentVolume>& volumes() noexcept { return pv_events_; }
   kube::Handler<kube::StorageClass>& storage_classes() noexcept { return sc_events_; }
+  kube::Handler<kube::PodDisruptionBudget>& disruption_budgets() noexcept { return pdb_events_; }
 
   struct Counts {
     std::size_t namespaces = 0, services = 0, replication_controllers = 0, replica_sets = 0, stateful_sets = 0;
-    std::size_t pvcs = 0, pvs = 0, storage_classes = 0;
+    std::size_t pvcs = 0, pvs = 0, storage_classes = 0, pdbs = 0;
   };
   Counts counts() const;
 
@@ -100,6 +109,7 @@ class ClusterObjectIndex final : public ClusterObjects {
   void put(const kube::PersistentVolumeClaim& c, const kube::PersistentVolumeClaim* old);
   void put(const kube::PersistentVolume& pv, const kube::PersistentVolume* old);
   void put(const kube::StorageClass& sc, const kube::StorageClass* old);
+  void put(const kube::PodDisruptionBudget& pdb, const kube::PodDisruptionBudget*);
   void erase(const kube::Namespace& n);
   void erase(const kube::Service& s);
   void erase(const kube::ReplicationController& rc);
@@ -108,6 +118,7 @@ class ClusterObjectIndex final : public ClusterObjects {
   void erase(const kube::PersistentVolumeClaim& c);
   void erase(const kube::PersistentVolume& pv);
   void erase(const kube::StorageClass& sc);
+  void erase(const kube::PodDisruptionBudget& pdb);
 
   std::function<void(const char*)> changed_;
   StringMap<kube::StringPairs> namespaces_;
@@ -116,6 +127,11 @@ class ClusterObjectIndex final : public ClusterObjects {
   ByNamespace<kube::PersistentVolumeClaim> claims_;
   StringMap<kube::PersistentVolume> volumes_;
   StringMap<kube::StorageClass> classes_;
+  // The budgets, and pointers to them sorted by (namespace, name) for
+  // pdbs(). A map node never moves and an update assigns in place, so
+  // only an add or a delete touches the list.
+  ByNamespace<kube::PodDisruptionBudget> pdbs_;
+  std::vector<const kube::PodDisruptionBudget*> pdb_list_;
   Events<kube::Namespace> namespace_events_{*this};
   Events<kube::Service> service_events_{*this};
   Events<kube::ReplicationController> rc_events_{*this};
@@ -124,13 +140,14 @@ class ClusterObjectIndex final : public ClusterObjects {
   Events<kube::PersistentVolumeClaim> pvc_events_{*this};
   Events<kube::PersistentVolume> pv_events_{*this};
   Events<kube::StorageClass> sc_events_{*this};
+  Events<kube::PodDisruptionBudget> pdb_events_{*this};
 };
 
 // labels.Selector's String() form of a selector, for logs and /debug:
 // "app=web,tier in (a,b),!legacy"; "" for the empty selector.
 std::string selector_text(const kube::LabelSelector& s);
 
-// The eight informers and the index they keep. Like the pod and node
+// The nine informers and the index they keep. Like the pod and node
 // informers they run on a standby replica too, and the scheduler decides
 // nothing until all have synced (upstream's WaitForCacheSync).
 class ClusterInformers {
@@ -146,7 +163,7 @@ class ClusterInformers {
     const char* resource;  // "namespaces", ...
     const kube::ReflectorStats* stats;
   };
-  std::array<Watch, 8> watch_stats() const noexcept;
+  std::array<Watch, 9> watch_stats() const noexcept;
 
  private:
   ClusterObjectIndex index_;
@@ -158,6 +175,7 @@ class ClusterInformers {
   kube::Reflector<kube::PersistentVolumeClaim> pvcs_;
   kube::Reflector<kube::PersistentVolume> pvs_;
   kube::Reflector<kube::StorageClass> scs_;
+  kube::Reflector<kube::PodDisruptionBudget> pdbs_;
 };
 
 }  // namespace toysched::sched

@@ -149,6 +149,12 @@ class ClusterObjects {
   }
   virtual const kube::PersistentVolume* volume(std::string_view /*name*/) const { return nullptr; }
   virtual const kube::StorageClass* storage_class(std::string_view /*name*/) const { return nullptr; }
+  // Every PodDisruptionBudget, for preemption (upstream lists them all and
+  // matches each victim against those of its namespace). Sorted by
+  // namespace, then name: one namespace's budgets are adjacent and the
+  // order is the same run to run. Valid until the next PDB event, i.e. for
+  // one scheduling cycle. Empty by default: a double knows no budget.
+  virtual std::span<const kube::PodDisruptionBudget* const> pdbs() const { return {}; }
 
  protected:
   ~ClusterObjects() = default;

@@ -160,7 +160,8 @@ class Scheduler {
   const kube::ReflectorStats& pod_watch_stats() const noexcept { return pods_->stats(); }
   const kube::ReflectorStats& node_watch_stats() const noexcept { return nodes_->stats(); }
   // Namespaces, Services, ReplicationControllers, ReplicaSets, StatefulSets,
-  // PersistentVolumeClaims, PersistentVolumes, StorageClasses.
+  // PersistentVolumeClaims, PersistentVolumes, StorageClasses,
+  // PodDisruptionBudgets.
   const ClusterInformers& cluster_informers() const noexcept { return *objects_; }
   // /debug/cache: per node allocatable, requested, pod count; assumed pods.
   std::string debug_cache_json();

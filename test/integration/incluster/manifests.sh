@@ -144,10 +144,11 @@ selfsubjectrulesreviews.authorization.k8s.io [] [] [create]
 [/version/] [] [get]
 [/version] [] [get]"
 # toy-scheduler's own, everywhere (ClusterRole): src/kube/reflector.cpp (list,
-# watch; src/sched/cluster_objects.cpp for the eight kinds the plugins look
-# up), src/sched/scheduler.cpp (pods/binding), src/sched/events.cpp
+# watch; src/sched/cluster_objects.cpp for the nine kinds the plugins and
+# preemption look up), src/sched/scheduler.cpp (pods/binding),
+# src/sched/preemption_executor.cpp (pods: delete), src/sched/events.cpp
 # (pods/status, events), src/serve/auth.cpp (the secure port's reviews).
-CLUSTER="pods [] [] [get list watch]
+CLUSTER="pods [] [] [delete get list watch]
 pods/binding [] [] [create]
 pods/status [] [] [patch]
 nodes [] [] [get list watch]
@@ -159,6 +160,7 @@ statefulsets.apps [] [] [list watch]
 persistentvolumeclaims [] [] [list watch]
 persistentvolumes [] [] [list watch]
 storageclasses.storage.k8s.io [] [] [list watch]
+poddisruptionbudgets.policy [] [] [list watch]
 events [] [] [create patch]
 events.events.k8s.io [] [] [create patch]
 tokenreviews.authentication.k8s.io [] [] [create]

@@ -2,7 +2,8 @@
 # The informers of what the plugins look up (issue 14): namespaces,
 # Services, ReplicationControllers, ReplicaSets, StatefulSets (and the
 # storage kinds: PersistentVolumeClaims, PersistentVolumes, StorageClasses,
-# whose watches show in /metrics like the others). toy-scheduler
+# and preemption's PodDisruptionBudgets, whose watches show in /metrics like
+# the others). toy-scheduler
 # syncs them before it schedules (the "Caches are synced" line counts them);
 # /debug/cluster-objects shows a pod's namespace labels and its default spread
 # selector as upstream's helper.DefaultSelector builds it (a Service and a
@@ -56,11 +57,11 @@ done
 pass "the informers synced, with their object counts logged"
 curl -sf "$url/metrics" >"$TEST_TMP/metrics.txt" || fail "GET /metrics"
 for r in pods nodes namespaces services replicationcontrollers replicasets statefulsets \
-  persistentvolumeclaims persistentvolumes storageclasses; do
+  persistentvolumeclaims persistentvolumes storageclasses poddisruptionbudgets; do
   grep -q "^toysched_watch_restarts_total{.*resource=\"$r\"" "$TEST_TMP/metrics.txt" ||
     fail "no toysched_watch_restarts_total series for $r"
 done
-pass "toysched_watch_restarts_total has a series for each of the ten watches"
+pass "toysched_watch_restarts_total has a series for each of the eleven watches"
 
 wait_until 20 "the ReplicaSet's pod bound" '[ "$(bound_count app=web)" = 1 ]'
 pod=$(k -n "$NS" get pods -l app=web -o jsonpath='{.items[0].metadata.name}')
