@@ -1,5 +1,6 @@
 #include "toysched/sched/preemption.hpp"
 
+#include "toysched/kube/labels.hpp"
 #include "toysched/sched/nominator.hpp"
 #include "toysched/sched/what_if.hpp"
 
@@ -41,6 +42,7 @@ struct Filters {
   std::vector<Plugin*> active;
   const NodeNameSet* names = nullptr;
   const Nominator* nominated = nullptr;
+  std::span<const kube::PodDisruptionBudget* const> pdbs;  // every budget
 };
 
 // PreFilter of every filter plugin; nullopt when one rejects the pod (no
@@ -48,6 +50,7 @@ struct Filters {
 std::optional<Filters> pre_filter(const Profile& profile, const kube::Pod& pod, const Cluster& cluster) {
   Filters f;
   f.nominated = cluster.nominated;
+  if (cluster.objects != nullptr) f.pdbs = cluster.objects->pdbs();
   for (Plugin* p : profile.filters()) {
     const PreFilterResult pre = p->pre_filter(pod, cluster);
     if (pre.kind == PreFilterResult::Kind::reject) return std::nullopt;
@@ -89,6 +92,41 @@ struct Candidate {
   int pdb_violations = 0;
 };
 
+// Whether budget `b` counts pod `p`: same namespace, a selector neither
+// absent, empty nor invalid that matches the pod's labels (upstream's
+// filterPodsWithPDBViolation: a pod without labels matches no budget).
+bool budget_covers(const kube::PodDisruptionBudget& b, const kube::Pod& p) {
+  if (p.labels.empty() || b.ns != p.ns || !b.selector || b.selector->empty() || !kube::selector_valid(*b.selector)) {
+    return false;
+  }
+  return kube::selector_matches(*b.selector, p.labels);
+}
+
+// filterPodsWithPDBViolation: `pods` (most important first) split, order
+// kept, into those whose eviction would take some budget below zero,
+// counting the evictions before it in the list, and the others. A pod the
+// budget already lists as disrupted is not counted again.
+std::pair<std::vector<const kube::Pod*>, std::vector<const kube::Pod*>> split_by_budget(
+    std::span<const kube::PodDisruptionBudget* const> pdbs, const std::vector<const kube::Pod*>& pods) {
+  std::pair<std::vector<const kube::Pod*>, std::vector<const kube::Pod*>> out;
+  if (pdbs.empty()) {
+    out.second = pods;
+    return out;
+  }
+  std::vector<std::int64_t> allowed;
+  allowed.reserve(pdbs.size());
+  for (const kube::PodDisruptionBudget* b : pdbs) allowed.push_back(b->disruptions_allowed);
+  for (const kube::Pod* p : pods) {
+    bool violates = false;
+    for (std::size_t i = 0; i < pdbs.size(); ++i) {
+      if (!budget_covers(*pdbs[i], *p) || pdbs[i]->disrupted(p->name)) continue;
+      if (--allowed[i] < 0) violates = true;
+    }
+    (violates ? out.first : out.second).push_back(p);
+  }
+  return out;
+}
+
 // SelectVictimsOnNode: the fewest pods to evict from `ni` for `pod` to fit,
 // keeping the most important ones; nullopt with why (into `why`) when no set works.
 std::optional<Candidate> select_victims(const Filters& f, const kube::Pod& pod, const NodeInfo& ni, Reasons& why,
@@ -108,16 +146,24 @@ std::optional<Candidate> select_victims(const Filters& f, const kube::Pod& pod, 
     for (const std::string& r : st.reason_strings(pod)) why.add(r);
     return std::nullopt;
   }
-  std::sort(potential.begin(), potential.end(),
-            [&](const kube::Pod* a, const kube::Pod* b) { return more_important(*a, *b, now); });
+  auto by_importance = [&](const kube::Pod* a, const kube::Pod* b) { return more_important(*a, *b, now); };
+  std::sort(potential.begin(), potential.end(), by_importance);
+  // Those whose eviction would violate a budget are put back first, so
+  // they are the last to be chosen; each one that stays a victim counts.
+  const auto [violating, others] = split_by_budget(f.pdbs, potential);
   Candidate c{&ni, {}, 0};
-  for (const kube::Pod* p : potential) {
+  auto reprieve = [&](const kube::Pod* p) {
     copy.add(*p);
-    if (!filter_node(f, copy).ok()) {
-      copy.remove(*p);
-      c.victims.push_back(p);
-    }
+    if (filter_node(f, copy).ok()) return true;
+    copy.remove(*p);
+    c.victims.push_back(p);
+    return false;
+  };
+  for (const kube::Pod* p : violating) {
+    if (!reprieve(p)) ++c.pdb_violations;
   }
+  for (const kube::Pod* p : others) reprieve(p);
+  if (!violating.empty() && !others.empty()) std::stable_sort(c.victims.begin(), c.victims.end(), by_importance);
   if (c.victims.empty()) {
     // The pod fits beside every pod of lower priority, so it should have
     // fit before: upstream calls this an error on the node, and so do we.

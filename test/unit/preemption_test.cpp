@@ -12,8 +12,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <random>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace toysched;
@@ -27,8 +30,37 @@ namespace {
 const kube::TimePoint kNow = kube::TimePoint{} + std::chrono::hours(24 * 365 * 50);
 
 // A cluster in a Cache, and the preemption for a pod that did not fit.
+// The PodDisruptionBudgets a test's cluster has, and nothing else.
+class Budgets final : public sched::ClusterObjects {
+ public:
+  void add(kube::PodDisruptionBudget b) {
+    all_.push_back(std::make_unique<kube::PodDisruptionBudget>(std::move(b)));
+    ptrs_.push_back(all_.back().get());
+  }
+  const kube::StringPairs* namespace_labels(std::string_view /*ns*/) const override { return nullptr; }
+  kube::LabelSelector default_selector(const kube::Pod& /*pod*/) const override { return {}; }
+  std::span<const kube::PodDisruptionBudget* const> pdbs() const override { return ptrs_; }
+
+ private:
+  std::vector<std::unique_ptr<kube::PodDisruptionBudget>> all_;
+  std::vector<const kube::PodDisruptionBudget*> ptrs_;
+};
+
+// A budget over pods labelled app=APP in namespace default.
+kube::PodDisruptionBudget budget(std::string app, std::int32_t allowed, std::vector<std::string> disrupted = {}) {
+  kube::PodDisruptionBudget b;
+  b.ns = "default";
+  b.name = "pdb-" + app;
+  b.selector = kube::LabelSelector{};
+  b.selector->match_labels = {{"app", std::move(app)}};
+  b.disruptions_allowed = allowed;
+  b.disrupted_pods = std::move(disrupted);
+  return b;
+}
+
 struct World {
   sched::Cache cache;
+  Budgets budgets;
 
   void node(kube::Node n) { cache.add_node(n); }
   // A bound pod on `node_name`.
@@ -36,7 +68,8 @@ struct World {
 
   // The decision first, as the scheduler runs it: preemption only follows a failure.
   PreemptionResult preempt(const kube::Pod& p, std::uint64_t seed = 1) {
-    const sched::Cluster cluster = cache.cluster();
+    sched::Cluster cluster = cache.cluster();
+    cluster.objects = &budgets;
     std::mt19937_64 rng(seed);
     const sched::Decision d = sched::schedule_pod(test::default_profile(), p, cluster, rng);
     REQUIRE(d.status != sched::Decision::Status::scheduled);
@@ -271,6 +304,66 @@ TEST_CASE("Preemption: PreFilter's pod anti-affinity counts move as victims are 
   REQUIRE(r.outcome == Outcome::nominated);
   CHECK(r.node == "n1");
   CHECK(names(r) == std::vector<std::string>{"web-low"});
+}
+
+TEST_CASE("Preemption: a PodDisruptionBudget steers the choice of node") {
+  World w;
+  w.node(make_node().name("n1").cpu("4"));
+  w.node(make_node().name("n2").cpu("4"));
+  for (int i = 1; i <= 2; ++i) {
+    w.pod(make_pod().name("guarded-" + std::to_string(i)).label("app", "guarded").cpu("2").priority(10), "n1");
+    w.pod(make_pod().name("mid-" + std::to_string(i)).label("app", "mid").cpu("2").priority(500), "n2");
+  }
+  const kube::Pod hi = make_pod().name("hi").cpu("2").priority(1000);
+
+  SUBCASE("no budget: the least important victim, on n1") {
+    const auto r = w.preempt(hi);
+    CHECK(r.node == "n1");
+    CHECK(r.pdb_violations == 0);
+  }
+  SUBCASE("n1's pods may not be disrupted: n2 pays, with no violation") {
+    w.budgets.add(budget("guarded", 0));
+    const auto r = w.preempt(hi);
+    CHECK(r.node == "n2");
+    CHECK(r.victims.size() == 1);
+    CHECK(r.pdb_violations == 0);
+  }
+  SUBCASE("one disruption allowed: n1 again") {
+    w.budgets.add(budget("guarded", 1));
+    CHECK(w.preempt(hi).node == "n1");
+  }
+  SUBCASE("a pod the budget already counts as disrupted is no violation") {
+    w.budgets.add(budget("guarded", 0, {"guarded-1", "guarded-2"}));
+    CHECK(w.preempt(hi).node == "n1");
+  }
+  SUBCASE("a budget in another namespace, or with an empty selector, covers nothing") {
+    kube::PodDisruptionBudget elsewhere = budget("guarded", 0);
+    elsewhere.ns = "other";
+    w.budgets.add(elsewhere);
+    kube::PodDisruptionBudget everything = budget("guarded", 0);
+    everything.selector = kube::LabelSelector{};
+    w.budgets.add(everything);
+    CHECK(w.preempt(hi).node == "n1");
+  }
+}
+
+TEST_CASE("Preemption: violating victims are put back first, and counted when they still go") {
+  World w;
+  w.node(make_node().name("n1").cpu("4"));
+  w.pod(make_pod().name("older").label("app", "g").cpu("2").priority(10).started(kNow - std::chrono::hours(2)), "n1");
+  w.pod(make_pod().name("newer").label("app", "g").cpu("2").priority(10).started(kNow - std::chrono::hours(1)), "n1");
+  w.budgets.add(budget("g", 1));  // "older", more important, takes the one disruption allowed
+
+  SUBCASE("room for one: the violating pod is spared, the other goes") {
+    const auto r = w.preempt(make_pod().name("hi").cpu("2").priority(1000));
+    CHECK(names(r) == std::vector<std::string>{"older"});
+    CHECK(r.pdb_violations == 0);
+  }
+  SUBCASE("room for both: both go, one violation, most important first") {
+    const auto r = w.preempt(make_pod().name("hi").cpu("4").priority(1000));
+    CHECK(names(r) == std::vector<std::string>{"older", "newer"});
+    CHECK(r.pdb_violations == 1);
+  }
 }
 
 TEST_CASE("Preemption: how many candidates a search looks for") {

@@ -14,8 +14,11 @@
 //               found (upstream's 10 %, at least 100): on a copy of the
 //               node, remove every pod of lower priority; if the pod still
 //               does not fit, the node is out; else put the victims back,
-//               most important first, keeping each one the pod still fits
-//               beside. The rest are the node's victims.
+//               those whose eviction would violate a PodDisruptionBudget
+//               first, then the others, each group most important first,
+//               keeping each one the pod still fits beside. The rest are
+//               the node's victims; those of the first group count as
+//               violations.
 //   choice      fewest PodDisruptionBudget violations, then the lowest
 //               highest-victim priority, the smallest sum of priorities,
 //               the fewest victims, the latest start among the most
@@ -26,8 +29,6 @@
 // PreFilterExtensions move it (PodTopologySpread, InterPodAffinity).
 //
 // Differences from upstream, on purpose or not yet done:
-//  - PodDisruptionBudgets are not read yet: every candidate has 0
-//    violations.
 //  - Nominated pods (Cluster::nominated) of at least the pod's priority
 //    count on their node as upstream's first pass counts them; its second
 //    pass (without them) can only fail where the first did, for the

@@ -9,17 +9,24 @@
 #    event, the preemptor status.nominatedNodeName;
 #  - while its victim is still terminating (a finalizer holds it), the
 #    preemptor evicts nothing more; once the victim is gone it is bound
-#    to the node it was nominated to.
+#    to the node it was nominated to;
+#  - a PodDisruptionBudget steers the choice of node: pods it protects are
+#    spared where evicting others, though more important, violates none.
 source "$(dirname "$0")/../lib.sh"
 use_private_lab --nodes 2
 start_toy "$TEST_TMP/toy.log" -v=2
 
-on_exit k delete priorityclass "low-$NS" "high-$NS" "never-$NS" '>/dev/null 2>&1'
+on_exit k delete priorityclass "low-$NS" "mid-$NS" "high-$NS" "never-$NS" '>/dev/null 2>&1'
 k apply -f - >/dev/null <<YAML
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: low-$NS}
 value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: mid-$NS}
+value: 500
 ---
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
@@ -33,11 +40,12 @@ value: 1000
 preemptionPolicy: Never
 YAML
 
-# held NAME NODE CPU: a low-priority pod pinned to NODE that a finalizer
-# keeps in Terminating once deleted (so its conditions can be read).
+# held NAME NODE CPU [CLASS [APP]]: a pod of priority class CLASS (default
+# low) labelled app=APP, pinned to NODE, that a finalizer keeps in
+# Terminating once deleted (so its conditions can be read).
 held() {
-  { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: %s, finalizers: [toysched.test/hold]}\n' "$1" "$NS"
-    printf 'spec:\n  schedulerName: toy-scheduler\n  priorityClassName: low-%s\n' "$NS"
+  { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: %s, finalizers: [toysched.test/hold], labels: {app: %s}}\n' "$1" "$NS" "${5:-none}"
+    printf 'spec:\n  schedulerName: toy-scheduler\n  priorityClassName: %s-%s\n' "${4:-low}" "$NS"
     printf '  nodeSelector: {kubernetes.io/hostname: %s}\n' "$2"
     printf '  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: "%s"}}}]\n' "$3"
   } | k apply -f - >/dev/null
@@ -51,6 +59,14 @@ pending() {
   containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: \"$3\"}}}]"
 }
 deleting() { k -n "$NS" get pods -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}{"\n"}{end}'; }
+# one_victim: waits for a pod to be terminating, and then long enough for a
+# second one that should not come; sets `victims` to the one pod's name.
+one_victim() {
+  wait_until 20 "one victim terminating" '[ -n "$(deleting)" ]'
+  sleep 2
+  victims=$(deleting)
+  [ "$(wc -l <<<"$victims")" = 1 ] || fail "more than one victim: $victims"
+}
 
 for i in 1 2 3 4; do held "small-$i" lab-node-1 1; done
 for i in 1 2; do held "big-$i" lab-node-2 2; done
@@ -69,10 +85,7 @@ pass "preemptionPolicy Never and equal priority preempt nothing, and say so"
 k -n "$NS" delete pod never peer --wait=false >/dev/null
 
 pending hi high 2
-wait_until 20 "one victim terminating" '[ -n "$(deleting)" ]'
-sleep 2  # time for a second victim, were there to be one
-victims=$(deleting)
-[ "$(wc -l <<<"$victims")" = 1 ] || fail "more than one victim: $victims"
+one_victim
 [[ $victims == big-* ]] || fail "the victim is $victims, not a 2-cpu pod on lab-node-2"
 pass "one victim, $victims on lab-node-2 (lab-node-1 would have cost two)"
 
@@ -105,3 +118,30 @@ victims_count=$(metric "$url" scheduler_preemption_victims_count)
 ((attempts >= 3)) || fail "scheduler_preemption_attempts_total $attempts"
 [ "$victims_count" = 1 ] || fail "scheduler_preemption_victims_count $victims_count"
 pass "metrics: $attempts preemption attempts, 1 preemption with victims"
+
+# A PodDisruptionBudget steers the choice of node. Victims of priority 10 on
+# lab-node-1 would go before victims of priority 500 on lab-node-2; with
+# lab-node-1's pods under a budget that allows no disruption (no
+# disruption controller runs here: status.disruptionsAllowed stays 0),
+# evicting there would violate it, so lab-node-2 pays instead.
+for p in $(k -n "$NS" get pods -o name); do release "${p#pod/}"; done
+k -n "$NS" delete pods --all --grace-period=0 --force >/dev/null 2>&1
+wait_until 30 "the namespace emptied" '[ -z "$(k -n "$NS" get pods -o name)" ]'
+k apply -f - >/dev/null <<YAML
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: guarded, namespace: $NS}
+spec:
+  minAvailable: 2
+  selector: {matchLabels: {app: guarded}}
+YAML
+for i in 1 2; do held "guarded-$i" lab-node-1 2 low guarded; done
+for i in 1 2; do held "mid-$i" lab-node-2 2 mid; done
+wait_until 30 "4 pods bound" '[ "$(bound_count "")" = 4 ]'
+pending hi2 high 2
+one_victim
+[[ $victims == mid-* ]] || fail "the victim is $victims: the PodDisruptionBudget on lab-node-1's pods was not honoured"
+pass "one victim, $victims (priority 500) on lab-node-2: lab-node-1's priority-10 pods are under a PodDisruptionBudget"
+release "$victims"
+wait_until 30 "hi2 bound" '[ "$(node_of hi2)" = lab-node-2 ]'
+pass "hi2 bound to lab-node-2"
