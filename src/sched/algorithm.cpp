@@ -1,7 +1,6 @@
 #include "toysched/sched/algorithm.hpp"
 
 #include "toysched/sched/explain.hpp"
-#include "toysched/sched/nominator.hpp"
 #include "toysched/sched/what_if.hpp"
 
 #include <algorithm>
@@ -161,14 +160,9 @@ std::size_t filter_nominated(const kube::Pod& pod, std::span<const NodeInfo*> no
                              const Nominator& nominated, FilterSink& sink) {
   std::size_t kept = 0;
   for (const NodeInfo* ni : nodes) {
-    const std::vector<const kube::Pod*> counted = nominated.counted_on(pod, ni->node.name);
-    if (!counted.empty()) {
-      NodeWhatIf with(filters, pod, *ni);
-      for (const kube::Pod* p : counted) with.add(*p);
-      if (const FilterStatus st = with.filter(); !st.ok()) {
-        sink.rejected(*ni, st);
-        continue;
-      }
+    if (const auto st = filter_with_nominated(filters, pod, *ni, &nominated); st && !st->ok()) {
+      sink.rejected(*ni, *st);
+      continue;
     }
     nodes[kept++] = ni;
   }

@@ -1,7 +1,6 @@
 #include "toysched/sched/preemption.hpp"
 
 #include "toysched/kube/labels.hpp"
-#include "toysched/sched/nominator.hpp"
 #include "toysched/sched/what_if.hpp"
 
 #include <algorithm>
@@ -61,27 +60,23 @@ std::optional<Filters> pre_filter(const Profile& profile, const kube::Pod& pod, 
   return f;
 }
 
-// The active filters on a node, in profile order; the first rejection.
+// NodeAffinity's PreFilter left the node out: no eviction brings it in.
+bool left_out(const Filters& f, const NodeInfo& ni) { return f.names != nullptr && !f.names->contains(ni.node.name); }
+FilterStatus not_named() {
+  return reject(PluginId::node_affinity, Code::unresolvable, Reason::node_affinity_prefilter);
+}
+
+// The active filters on a what-if node, in profile order; the first rejection.
 FilterStatus filter_node(const Filters& f, const NodeWhatIf& ni) {
-  if (f.names != nullptr && !f.names->contains(ni.node().node.name)) {
-    return reject(PluginId::node_affinity, Code::unresolvable, Reason::node_affinity_prefilter);
-  }
-  return ni.filter();
+  return left_out(f, ni.node()) ? not_named() : ni.filter();
 }
 
-// Adds to `ni` the nominated pods a decision for `pod` counts there
-// (upstream's RunFilterPluginsWithNominatedPods, whose first pass is the
-// stricter one for every filter we have).
-void add_nominated(const Filters& f, const kube::Pod& pod, NodeWhatIf& ni) {
-  if (f.nominated == nullptr) return;
-  for (const kube::Pod* p : f.nominated->counted_on(pod, ni.node().node.name)) ni.add(*p);
-}
-
-// Whether `pod` fits on `ni` as it is, nominated pods counted.
+// Whether `pod` fits on `ni` as it is, nominated pods counted (a copy of
+// the node only where some are).
 FilterStatus filter_node_now(const Filters& f, const kube::Pod& pod, const NodeInfo& ni) {
-  NodeWhatIf now(f.active, pod, ni);
-  add_nominated(f, pod, now);
-  return filter_node(f, now);
+  if (left_out(f, ni)) return not_named();
+  if (std::optional<FilterStatus> st = filter_with_nominated(f.active, pod, ni, f.nominated)) return *st;
+  return filter_one(f.active, pod, ni);
 }
 
 kube::TimePoint started(const kube::Pod& p, kube::TimePoint now) { return p.start_time.value_or(now); }
@@ -140,7 +135,7 @@ std::optional<Candidate> select_victims(const Filters& f, const kube::Pod& pod, 
     return std::nullopt;
   }
   NodeWhatIf copy(f.active, pod, ni);
-  add_nominated(f, pod, copy);
+  if (f.nominated != nullptr) copy.add(f.nominated->counted_on(pod, ni.node.name));
   for (const kube::Pod* p : potential) copy.remove(*p);
   if (const FilterStatus st = filter_node(f, copy); !st.ok()) {
     for (const std::string& r : st.reason_strings(pod)) why.add(r);

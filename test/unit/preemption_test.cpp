@@ -254,11 +254,7 @@ TEST_CASE("Preemption: a pod waits for the victims of its last preemption") {
 // victim would free the resources, but the spread needs a second one gone.
 TEST_CASE("Preemption: PreFilter's spread counts move as victims are removed and put back") {
   World w;
-  for (const char* n : {"a", "b"}) {
-    kube::Node node = make_node().name(n).extended("example.com/res", "10");
-    node.labels = {{"kubernetes.io/hostname", n}, {"spread", n}};
-    w.node(node);
-  }
+  for (const char* n : {"a", "b"}) w.node(make_node().name(n).extended("example.com/res", "10").label("spread", n));
   w.pod(make_pod().name("high").label("app", "x").extended("example.com/res", "9").priority(1000), "a");
   for (int i = 1; i <= 3; ++i) {
     w.pod(make_pod()
@@ -286,11 +282,7 @@ TEST_CASE("Preemption: PreFilter's spread counts move as victims are removed and
 
 TEST_CASE("Preemption: PreFilter's pod anti-affinity counts move as victims are removed") {
   World w;
-  for (const char* n : {"n1", "n2"}) {
-    kube::Node node = make_node().name(n).cpu("4");
-    node.labels = {{"kubernetes.io/hostname", n}};
-    w.node(node);
-  }
+  for (const char* n : {"n1", "n2"}) w.node(make_node().name(n).cpu("4"));  // labelled with its hostname
   w.pod(make_pod().name("web-low").label("app", "web").cpu("1").priority(1), "n1");
   w.pod(make_pod().name("web-high").label("app", "web").cpu("1").priority(1000), "n2");
   kube::Pod loner = make_pod().name("loner").cpu("1").priority(100);

@@ -10,7 +10,9 @@
 #pragma once
 
 #include "toysched/sched/framework.hpp"
+#include "toysched/sched/nominator.hpp"
 
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -32,6 +34,9 @@ class NodeWhatIf {
   }
 
   void add(const kube::Pod& other) { edit(other, +1); }
+  void add(std::span<const kube::Pod* const> others) {
+    for (const kube::Pod* p : others) edit(*p, +1);
+  }
   void remove(const kube::Pod& other) { edit(other, -1); }
   // The filters' answer for the pod on the node as it now stands.
   FilterStatus filter() const { return filter_one(filters_, pod_, node_); }
@@ -56,5 +61,19 @@ class NodeWhatIf {
   NodeInfo node_;
   std::vector<std::pair<const kube::Pod*, int>> edits_;
 };
+
+// The filters' answer for `pod` on `ni` with the pods nominated there that
+// a decision for it counts (upstream's RunFilterPluginsWithNominatedPods,
+// whose first pass is the stricter one for every filter we have); nullopt,
+// copying nothing, when none count: the node as it is answers then.
+inline std::optional<FilterStatus> filter_with_nominated(std::span<Plugin* const> filters, const kube::Pod& pod,
+                                                         const NodeInfo& ni, const Nominator* nominated) {
+  if (nominated == nullptr) return std::nullopt;
+  const std::vector<const kube::Pod*> counted = nominated->counted_on(pod, ni.node.name);
+  if (counted.empty()) return std::nullopt;
+  NodeWhatIf with(filters, pod, ni);
+  with.add(counted);
+  return with.filter();
+}
 
 }  // namespace toysched::sched
