@@ -92,6 +92,7 @@ asio::awaitable<bool> Reflector<T>::list() {
   last_error_.clear();
   rv_ = r->resource_version;
   synced_ = true;
+  handler_.on_listed();
   co_return true;
 }
 

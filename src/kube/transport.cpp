@@ -314,6 +314,7 @@ asio::awaitable<void> Transport::keep_warm(std::size_t n, std::chrono::milliseco
 const ClientConfig& Transport::config() const noexcept { return p_->config; }
 asio::any_io_executor Transport::executor() const noexcept { return p_->ex; }
 std::uint64_t Transport::connections_opened() const noexcept { return p_->opened; }
+std::size_t Transport::idle_connections() const noexcept { return p_->idle.size(); }
 const std::map<std::pair<std::string, std::string>, std::uint64_t>& Transport::request_counts() const noexcept {
   return p_->counts;
 }

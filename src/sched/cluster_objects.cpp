@@ -113,7 +113,8 @@ const char* op_text(kube::SelectorOp op) {
 
 }  // namespace
 
-ClusterObjectIndex::ClusterObjectIndex(std::function<void(const char*)> changed) : changed_(std::move(changed)) {}
+ClusterObjectIndex::ClusterObjectIndex(std::function<void(const char*)> changed, std::function<void()> listed)
+    : changed_(std::move(changed)), listed_(std::move(listed)) {}
 
 const kube::StringPairs* ClusterObjectIndex::namespace_labels(std::string_view ns) const {
   return find_in(namespaces_, ns);
@@ -229,8 +230,9 @@ std::string selector_text(const kube::LabelSelector& s) {
   return out;
 }
 
-ClusterInformers::ClusterInformers(kube::Api& api, std::function<void(const char*)> changed)
-    : index_(std::move(changed)),
+ClusterInformers::ClusterInformers(kube::Api& api, std::function<void(const char*)> changed,
+                                   std::function<void()> listed)
+    : index_(std::move(changed), std::move(listed)),
       namespaces_(api, index_.namespaces(), kube::ListOptions{}),
       services_(api, index_.services(), kube::ListOptions{}),
       rcs_(api, index_.replication_controllers(), kube::ListOptions{}),

@@ -51,6 +51,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
   // decided and its bind sent now, not after the whole read is handled.
   bool queued = false;
   bool take_turn() override { return std::exchange(queued, false) && s.synced(); }
+  void on_listed() override { s.wake(); }
 
   void on_add(const kube::Pod& p) override {
     if (!p.node_name.empty()) {
@@ -151,6 +152,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
 struct Scheduler::NodeEvents final : kube::Handler<kube::Node> {
   Scheduler& s;
   explicit NodeEvents(Scheduler& sch) : s(sch) {}
+  void on_listed() override { s.wake(); }
 
   void on_add(const kube::Node& n) override {
     TS_LOG(3, "Add event for node", {"node", n.name});
@@ -214,7 +216,8 @@ Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opt
   pod_opts.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
   pods_ = std::make_unique<kube::Reflector<kube::Pod>>(api_, *pod_events_, pod_opts);
   nodes_ = std::make_unique<kube::Reflector<kube::Node>>(api_, *node_events_, kube::ListOptions{});
-  objects_ = std::make_unique<ClusterInformers>(api_, [this](const char* event) { move_unschedulable(event); });
+  objects_ = std::make_unique<ClusterInformers>(
+      api_, [this](const char* event) { move_unschedulable(event); }, [this] { wake(); });
 }
 
 Scheduler::~Scheduler() = default;

@@ -88,12 +88,18 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
   trace::TaskScope task("schedule");
   auto ex = co_await asio::this_coro::executor;
   int since_yield = 0;
+  loop_started_ = true;
   while (!wakeup_.stopped()) {
     if (!warmed_up_ && synced()) {
       log_synced();
-      // One connection per bind in flight, opened before the first burst.
+      // One connection per bind in flight, opened before the first burst:
+      // the informers' sync wakes the loop, so this happens at start-up (and
+      // /readyz waits for it), not while the first pods wait.
+      const auto began = clock::now();
       co_await api_.transport().warm_up(static_cast<std::size_t>(opts_.bind_parallelism));
       warmed_up_ = true;
+      TS_LOG(2, "Bind connections open", {"connections", api_.transport().idle_connections()},
+             {"milliseconds", std::chrono::duration<double, std::milli>(clock::now() - began).count()});
       next_keep_warm_ = clock::now() + kKeepWarmEvery;
     }
     auto now = clock::now();

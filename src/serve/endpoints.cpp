@@ -224,6 +224,10 @@ void add_routes(Routes& routes, Registry& reg, Sources& src) {
                      if (src.scheduler.synced()) return std::nullopt;
                      return std::string("informers not synced yet");
                    }});
+  ready.push_back({"bind-connections", [&src]() -> std::optional<std::string> {
+                     if (!src.scheduler.opening_connections()) return std::nullopt;
+                     return std::string("opening the bind connections");
+                   }});
   add_health_route(routes, "/healthz", live);
   add_health_route(routes, "/livez", live);
   add_health_route(routes, "/readyz", ready);

@@ -68,6 +68,10 @@ struct Handler {
   // a pod just queued is decided and its bind sent before the remaining
   // events are decoded). Taking the turn resets the handler's wish.
   virtual bool take_turn() { return false; }
+  // After each list has been applied: the informer is synced. The
+  // scheduler waits on this to start (and to open its bind connections)
+  // the moment the last informer syncs, not at the first pod.
+  virtual void on_listed() {}
 };
 
 // The local copy, keyed like the API (ns/name), with the deltas each change

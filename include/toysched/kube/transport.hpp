@@ -129,6 +129,7 @@ class Transport {
   boost::asio::any_io_executor executor() const noexcept;
   // Connections opened so far (tests check keep-alive reuse).
   std::uint64_t connections_opened() const noexcept;
+  std::size_t idle_connections() const noexcept;  // open, waiting in the pool
   // Requests sent, by verb and HTTP status ("error" when none came back),
   // for /metrics. Retries count as requests.
   const std::map<std::pair<std::string, std::string>, std::uint64_t>& request_counts() const noexcept;

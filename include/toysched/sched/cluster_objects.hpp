@@ -55,7 +55,9 @@ class ClusterObjectIndex final : public ClusterObjects {
   // candidates and victims (a node whose victims break fewer budgets
   // first), it never makes a pod unschedulable or preemption impossible,
   // and upstream registers no event for it.
-  explicit ClusterObjectIndex(std::function<void(const char* event)> changed = {});
+  // `listed`: each informer's list applied (the scheduler checks whether
+  // all have synced).
+  explicit ClusterObjectIndex(std::function<void(const char* event)> changed = {}, std::function<void()> listed = {});
   ClusterObjectIndex(const ClusterObjectIndex&) = delete;
   ClusterObjectIndex& operator=(const ClusterObjectIndex&) = delete;
   ~ClusterObjectIndex() = default;
@@ -99,6 +101,9 @@ class ClusterObjectIndex final : public ClusterObjects {
     void on_add(const T& obj) override { ix.put(obj, nullptr); }
     void on_update(const T& old, const T& now) override { ix.put(now, &old); }
     void on_delete(const T& last) override { ix.erase(last); }
+    void on_listed() override {
+      if (ix.listed_) ix.listed_();
+    }
   };
 
   void put(const kube::Namespace& n, const kube::Namespace* old);
@@ -121,6 +126,7 @@ class ClusterObjectIndex final : public ClusterObjects {
   void erase(const kube::PodDisruptionBudget& pdb);
 
   std::function<void(const char*)> changed_;
+  std::function<void()> listed_;
   StringMap<kube::StringPairs> namespaces_;
   ByNamespace<kube::StringPairs> services_, rcs_;
   ByNamespace<std::optional<kube::LabelSelector>> rss_, sss_;
@@ -152,7 +158,7 @@ std::string selector_text(const kube::LabelSelector& s);
 // nothing until all have synced (upstream's WaitForCacheSync).
 class ClusterInformers {
  public:
-  ClusterInformers(kube::Api& api, std::function<void(const char* event)> changed);
+  ClusterInformers(kube::Api& api, std::function<void(const char* event)> changed, std::function<void()> listed);
 
   boost::asio::awaitable<void> run();  // until stop()
   void stop();

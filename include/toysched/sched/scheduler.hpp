@@ -151,6 +151,9 @@ class Scheduler {
   void stop_scheduling();  // take no more pods (binds in flight go on)
   void stop();             // everything
   bool synced() const noexcept;
+  // Scheduling (leading, or no election) but the bind connections are not
+  // open yet: a burst now would wait for TCP and TLS handshakes.
+  bool opening_connections() const noexcept { return loop_started_ && !warmed_up_; }
   int binds_in_flight() const noexcept { return stats_.binds_in_flight; }
 
   const SchedulerStats& stats() const noexcept { return stats_; }
@@ -266,6 +269,7 @@ class Scheduler {
   std::unordered_set<std::string> preempting_;
   // Pods a preemption nominated to a node, until they are decided on.
   Nominator nominator_;
+  bool loop_started_ = false;
   bool warmed_up_ = false;
   bool keeping_warm_ = false;  // a keep_connections_warm task is running
   Queue::clock::time_point next_keep_warm_{};

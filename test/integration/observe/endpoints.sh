@@ -11,6 +11,12 @@ port=$(toy_port "$TEST_TMP/toy.log")
 url=http://127.0.0.1:$port
 wait_until 10 "ready" '[ "$(curl -s "$url/readyz")" = ok ]'
 pass "/readyz ok once the informers synced"
+# Ready means ready to bind at once: the bind connections were opened when
+# the informers synced, before any pod (they once waited for the first pod,
+# which then waited for 16 TCP + TLS handshakes).
+grep -q '"Bind connections open" connections=16 ' "$TEST_TMP/toy.log" ||
+  fail "/readyz ok but the bind connections are not open: $(grep -E 'synced|Bind conn' "$TEST_TMP/toy.log")"
+pass "the bind connections were open before /readyz said ok"
 
 tasks=$(curl -s "$url/debug/tasks")
 for t in watch/nodes watch/pods schedule serve/http; do
