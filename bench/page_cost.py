@@ -87,7 +87,7 @@ def main() -> int:
     for run in range(1, args.runs + 1):
         for c in CONTENDERS:
             try:
-                r = measure(c, args.nodes, args.pods, run, args, work / f"{run}-{c}")
+                r = measure(c, "shared", args.nodes, args.pods, run, args, work / f"{run}-{c}")
             except Exception as e:  # one failed measurement must not lose the others
                 r = {"contender": c, "run": run, "error": str(e), "loadavg_1m": 0.0}
             results.append(r)

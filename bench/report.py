@@ -10,7 +10,8 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from common import KUBECTL, LABELS, PARALLELISM, ROOT, SECTION_BEGIN, SECTION_END, TOY, VERBOSITY, log
+from common import (KUBECTL, LABELS, PARALLELISM, ROOT, SECTION_BEGIN, SECTION_END, TOY, VERBOSITY, log,
+                    setting_label)
 
 
 def median(rs: list[dict], key: str) -> float | None:
@@ -67,18 +68,32 @@ def machine() -> dict:
     }
 
 
+def settings_of(results: list[dict]) -> list[str]:
+    """The settings measured, in order (a result from before settings: shared)."""
+    seen = []
+    for r in results:
+        if r.setdefault("setting", "shared") not in seen:
+            seen.append(r["setting"])
+    return seen
+
+
 def summarize(results: list[dict], node_counts: list[int], contenders: list[str]) -> dict:
+    """Medians per (setting, node count, contender): summary[(setting, n)][c]."""
     summary = {}
-    for n in node_counts:
-        summary[n] = {}
-        for c in contenders:
-            rs = [r for r in results if r["nodes"] == n and r["contender"] == c and "error" not in r]
-            keys = ["pods_per_s", "perf_avg_pods_per_s", "cpu_s_per_1000", "peak_rss_mib", "latency_p50_ms",
-                    "latency_p99_ms", "lab_cpu_s_per_1000", "create_s", "create_pods_per_s", "drain_s",
-                    "first_bind_after_start_s", "lab_ready_s"]
-            summary[n][c] = {k: median(rs, k) for k in keys}
-            summary[n][c]["runs"] = len(rs)
-            summary[n][c]["complete"] = all(r.get("complete") for r in rs) and bool(rs)
+    for setting in settings_of(results):
+        for n in node_counts:
+            group = summary[(setting, n)] = {}
+            for c in contenders:
+                rs = [r for r in results if r["setting"] == setting and r["nodes"] == n and r["contender"] == c
+                      and "error" not in r]
+                keys = ["pods_per_s", "job_pods_per_s", "perf_avg_pods_per_s", "cpu_s_per_1000", "peak_rss_mib",
+                        "latency_p50_ms", "latency_p99_ms", "lab_cpu_s_per_1000", "create_s", "create_pods_per_s",
+                        "drain_s", "first_bind_after_start_s", "lab_ready_s", "requests_per_pod",
+                        "events_after_binds_s"]
+                group[c] = {k: median(rs, k) for k in keys}
+                group[c]["runs"] = len(rs)
+                group[c]["complete"] = all(r.get("complete") for r in rs) and bool(rs)
+                group[c]["cpus"] = (rs[0].get("lab_cpus"), rs[0].get("contender_cpus")) if rs else (None, None)
     return summary
 
 
@@ -90,9 +105,11 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
     w("")
     w(f"- Date: {info['date']}; whole run {wall_s / 60:.1f} min (wall).")
     w(f"- Command: `{info['command']}`")
-    w(f"- Machine: {info['nproc']} CPUs ({info['cpu']}), {info['memory']} RAM, Linux {info['kernel']}. "
-      "The lab (etcd + kube-apiserver), the contender, the watcher and the pod creator share these CPUs; "
-      f"load average when the run began: {' '.join(info['loadavg'])}.")
+    w(f"- Machine: {info['nproc']} CPUs ({info['cpu']}), {info['memory']} RAM, Linux {info['kernel']}; "
+      f"load average when the run began: {' '.join(info['loadavg'])}. Each table names its setting: "
+      "**shared** (the lab (etcd + kube-apiserver), the contender, the watcher and the pod creator all on every "
+      "CPU: a small control-plane node) or **dedicated** (the lab, the watcher and the creator pinned to one "
+      "half of the CPUs, the contender alone on the other, `sched_setaffinity`).")
     w(f"- Versions: {info['toy_version']} at commit {info['commit']}; kube-scheduler, kube-apiserver and "
       f"kubectl {info['kubernetes']} (kube-lab); {info['compiler']}.")
     w(f"- Settings: client rate limits off for every contender (toy-scheduler `--kube-api-qps -1`, kube-scheduler "
@@ -107,84 +124,109 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
       "bound pods stay Pending and nothing else writes to them); measured pods of one pause container with "
       "requests = limits = 100m / 500Mi.")
     w("- Each contender, each run, gets a fresh lab (new kube-lab process, empty etcd) and its own "
-      "schedulerName (`bench-<contender>-<run>`), so nothing left by one contender weighs on the next.")
+      "schedulerName (`bench-<contender>-<run>`), so nothing left by one contender weighs on the next. The "
+      "contenders' order is shuffled in each run.")
     w("- The measured pods are created before the contender starts (pending, 32 POSTs in flight, C++ client), "
       "as scheduler_perf does: the scheduler only drains. Their creation time is shown but not measured.")
     w("- A watcher (`bench-ceiling watch`: C++, the project's client, list+watch on the schedulerName) has listed "
       "them before the contender starts and stamps each pod when it sees `spec.nodeName` set. It re-watches as "
       "soon as the server ends a watch response, as the scheduler's own reflector does (kube-apiserver ends a "
-      "watcher it finds slow with the final chunk but keeps the connection for its 90 s idle timeout).")
-    w("- **pods/s first→last** = (pods − 1) / (last bind seen − first bind seen). **pods/s per-second avg** = "
-      "scheduler_perf's SchedulingThroughput Average replayed from the same stamps (1 s samples from the "
-      "contender's start, first non-empty sample skipped, empty seconds folded into the next; in brackets, how "
-      "many samples; n/a when the drain is too short to give one).")
+      "watcher it finds slow with the final chunk but keeps the connection for its 90 s idle timeout). A second "
+      "watch (bench/apiserver.py) stamps each pod's first `Scheduled` event.")
+    w("- **binds pods/s** = (pods − 1) / (last bind seen − first bind seen). **whole job pods/s** = (pods − 1) / "
+      "(the moment every pod is bound *and* has its `Scheduled` event − first bind seen): a scheduler that "
+      "posts its events after its binds is not done before they are. **per-second avg** = scheduler_perf's "
+      "SchedulingThroughput Average replayed from the bind stamps (1 s samples from the contender's start, "
+      "first non-empty sample skipped, empty seconds folded into the next; in brackets, how many samples; n/a "
+      "when the drain is too short to give one).")
     w("- **CPU s / 1000 pods** = the contender process's utime+stime (/proc/PID/stat) from its start until the "
-      "watcher has seen the last measured pod bound, start-up and initial lists included, divided by thousands "
-      "of pods. **Peak RSS** = VmHWM at the same moment. **apiserver CPU** = the lab process (etcd + "
-      "kube-apiserver) over the same span, per 1000 pods: the server-side cost of the contender's traffic.")
+      "whole job is done, start-up and initial lists included, divided by thousands of pods. **Peak RSS** = "
+      "VmHWM at the same moment. **apiserver CPU** = the lab process (etcd + kube-apiserver) over the same "
+      "span, per 1000 pods. **requests / pod** = the growth of kube-apiserver's own `apiserver_request_total` "
+      "(resource requests, every client; the watches are long-running and counted when they end) over the same "
+      "span, per pod; the breakdown by verb and resource is in sched-results.json.")
     w(f"- **Latency** (second phase, contender still running, {args.latency_rate:g} pods/s for "
       f"{args.latency_seconds:g} s created at a steady rate into another namespace) = bound seen on the watch − "
       "created seen on the watch, per pod; p50 and p99 (nearest rank). It includes the watch delivery to the "
       "contender and back to the watcher, not the POST of the pod.")
-    w(f"- Medians over {args.runs} run(s); ratios are of the medians. The ceiling posts bindings round-robin "
-      "over the nodes with no filtering, scoring, events or status patches: the fastest this API server takes "
-      "bindings from one client on this machine.")
-    for n in node_counts:
-        w("")
-        w(f"### {n:,} nodes, {pods_for(n):,} pods")
-        w("")
-        w("| contender | pods/s first→last | pods/s per-second avg | CPU s / 1000 pods | peak RSS | "
-          "latency p50 | latency p99 | apiserver CPU s / 1000 pods | runs |")
-        w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for c in contenders:
-            s = summary[n][c]
-            samples = [r.get("perf_samples", 0) for r in results if r["nodes"] == n and r["contender"] == c]
-            incomplete = "" if s["complete"] else " (incomplete)"
-            w(f"| {LABELS[c]}{incomplete} | {fmt(s['pods_per_s'])} | {fmt(s['perf_avg_pods_per_s'])} "
-              f"[{','.join(map(str, samples))}] | {fmt(s['cpu_s_per_1000'], 3)} | "
-              f"{fmt(s['peak_rss_mib'], 0, ' MiB')} | {fmt(s['latency_p50_ms'], 1, ' ms')} | "
-              f"{fmt(s['latency_p99_ms'], 1, ' ms')} | {fmt(s['lab_cpu_s_per_1000'], 2)} | {s['runs']} |")
-        t = summary[n].get("toy")
-        if t:
-            for other in ("kube-scheduler", "ceiling"):
-                o = summary[n].get(other)
-                if not o:
-                    continue
-                parts = [f"pods/s first→last {ratio(t['pods_per_s'], o['pods_per_s'])}",
-                         f"per-second avg {ratio(t['perf_avg_pods_per_s'], o['perf_avg_pods_per_s'])}"]
-                if other == "kube-scheduler":
-                    parts += [f"CPU/1000 pods {ratio(t['cpu_s_per_1000'], o['cpu_s_per_1000'])}",
-                              f"peak RSS {ratio(t['peak_rss_mib'], o['peak_rss_mib'])}"]
-                parts += [f"latency p50 {ratio(t['latency_p50_ms'], o['latency_p50_ms'])}",
-                          f"p99 {ratio(t['latency_p99_ms'], o['latency_p99_ms'])}"]
-                w("")
-                w(f"toy-scheduler / {LABELS[other]}: " + "; ".join(parts) + ".")
-        cs = [summary[n][c]["create_pods_per_s"] for c in contenders if summary[n][c]["create_pods_per_s"]]
-        ls = [summary[n][c]["lab_ready_s"] for c in contenders if summary[n][c]["lab_ready_s"]]
-        w("")
-        w(f"Set-up, not measured: lab ready in {fmt(statistics.median(ls) if ls else None, 1, ' s')}; "
-          f"{pods_for(n):,} pods created at {fmt(statistics.median(cs) if cs else None, 0)} pods/s (median).")
-    w("")
-    w("### Every run")
-    w("")
-    w("| nodes | run | contender | bound | first bind after start | drain | pods/s | per-second avg | CPU s | "
-      "peak RSS | p50 | p99 | create | load avg 1 min |")
-    w("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in results:
-        if "error" in r:
-            w(f"| {r['nodes']} | {r['run']} | {LABELS[r['contender']]} | failed: {r['error'][:120]} |"
-              " | | | | | | | | | |")
-            continue
-        w(f"| {r['nodes']} | {r['run']} | {LABELS[r['contender']]} | {r.get('bound', 0)}/{r['pods']} | "
-          f"{fmt(r.get('first_bind_after_start_s'), 2, ' s')} | {fmt(r.get('drain_s'), 2, ' s')} | "
-          f"{fmt(r.get('pods_per_s'))} | {fmt(r.get('perf_avg_pods_per_s'))} | {fmt(r.get('cpu_s'), 2)} | "
-          f"{fmt(r.get('peak_rss_mib'), 0, ' MiB')} | {fmt(r.get('latency_p50_ms'), 1, ' ms')} | "
-          f"{fmt(r.get('latency_p99_ms'), 1, ' ms')} | {fmt(r.get('create_s'), 1, ' s')} | "
-          f"{fmt(r.get('loadavg_1m'), 1)} |")
+    w(f"- Medians over {args.runs} run(s); ratios are of the medians. The ceiling is our own client posting "
+      "bindings round-robin over the nodes with no decisions, events or status patches: how fast this API server "
+      "takes bindings from that client on this machine.")
+    for setting, n in summary:
+        render_group(w, results, summary[(setting, n)], setting, n, contenders, pods_for)
+    render_runs(w, results)
     w("")
     w("![pods/s against node count](throughput.png)")
     w(SECTION_END)
     return "\n".join(L) + "\n"
+
+
+def render_group(w, results, group, setting, n, contenders, pods_for) -> None:
+    """One setting and node count: the medians, the ratios, the set-up."""
+    cpus = next((group[c]["cpus"] for c in contenders if group[c]["runs"]), (None, None))
+    label = setting_label(setting, cpus[0] or [], cpus[1] or []) if cpus[0] else setting
+    w("")
+    w(f"### {n:,} nodes, {pods_for(n):,} pods; {label}")
+    w("")
+    w("| contender | binds pods/s | whole job pods/s | per-second avg | CPU s / 1000 pods | peak RSS | "
+      "latency p50 | latency p99 | apiserver CPU s / 1000 pods | requests / pod | runs |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for c in contenders:
+        s = group[c]
+        samples = [r.get("perf_samples", 0) for r in results
+                   if r["nodes"] == n and r["contender"] == c and r["setting"] == setting]
+        incomplete = "" if s["complete"] else " (incomplete)"
+        w(f"| {LABELS[c]}{incomplete} | {fmt(s['pods_per_s'])} | {fmt(s['job_pods_per_s'])} | "
+          f"{fmt(s['perf_avg_pods_per_s'])} [{','.join(map(str, samples))}] | {fmt(s['cpu_s_per_1000'], 3)} | "
+          f"{fmt(s['peak_rss_mib'], 0, ' MiB')} | {fmt(s['latency_p50_ms'], 1, ' ms')} | "
+          f"{fmt(s['latency_p99_ms'], 1, ' ms')} | {fmt(s['lab_cpu_s_per_1000'], 2)} | "
+          f"{fmt(s['requests_per_pod'], 2)} | {s['runs']} |")
+    t = group.get("toy")
+    if t:
+        for other in ("kube-scheduler", "ceiling"):
+            o = group.get(other)
+            if not o:
+                continue
+            parts = [f"binds {ratio(t['pods_per_s'], o['pods_per_s'])}"]
+            if other == "kube-scheduler":
+                parts += [f"whole job {ratio(t['job_pods_per_s'], o['job_pods_per_s'])}",
+                          f"per-second avg {ratio(t['perf_avg_pods_per_s'], o['perf_avg_pods_per_s'])}",
+                          f"CPU/1000 pods {ratio(t['cpu_s_per_1000'], o['cpu_s_per_1000'])}",
+                          f"peak RSS {ratio(t['peak_rss_mib'], o['peak_rss_mib'])}",
+                          f"apiserver CPU/pod {ratio(t['lab_cpu_s_per_1000'], o['lab_cpu_s_per_1000'])}",
+                          f"requests/pod {ratio(t['requests_per_pod'], o['requests_per_pod'])}",
+                          f"latency p50 {ratio(t['latency_p50_ms'], o['latency_p50_ms'])}",
+                          f"p99 {ratio(t['latency_p99_ms'], o['latency_p99_ms'])}"]
+            w("")
+            w(f"toy-scheduler / {LABELS[other]} ({setting}): " + "; ".join(parts) + ".")
+    cs = [group[c]["create_pods_per_s"] for c in contenders if group[c]["create_pods_per_s"]]
+    ls = [group[c]["lab_ready_s"] for c in contenders if group[c]["lab_ready_s"]]
+    w("")
+    w(f"Set-up, not measured: lab ready in {fmt(statistics.median(ls) if ls else None, 1, ' s')}; "
+      f"{pods_for(n):,} pods created at {fmt(statistics.median(cs) if cs else None, 0)} pods/s (median).")
+
+
+def render_runs(w, results) -> None:
+    w("")
+    w("### Every run")
+    w("")
+    w("| setting | nodes | run | contender | bound | first bind after start | drain | binds pods/s | whole job "
+      "pods/s | events after binds | per-second avg | CPU s | peak RSS | requests / pod | p50 | p99 | create | "
+      "load avg 1 min |")
+    w("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        head = f"| {r['setting']} | {r['nodes']} | {r['run']} | {LABELS[r['contender']]} |"
+        if "error" in r:
+            w(f"{head} failed: {r['error'][:120]} |" + " |" * 13)
+            continue
+        w(f"{head} {r.get('bound', 0)}/{r['pods']} | "
+          f"{fmt(r.get('first_bind_after_start_s'), 2, ' s')} | {fmt(r.get('drain_s'), 2, ' s')} | "
+          f"{fmt(r.get('pods_per_s'))} | {fmt(r.get('job_pods_per_s'))} | "
+          f"{fmt(r.get('events_after_binds_s'), 2, ' s')} | {fmt(r.get('perf_avg_pods_per_s'))} | "
+          f"{fmt(r.get('cpu_s'), 2)} | {fmt(r.get('peak_rss_mib'), 0, ' MiB')} | "
+          f"{fmt(r.get('requests_per_pod'), 2)} | {fmt(r.get('latency_p50_ms'), 1, ' ms')} | "
+          f"{fmt(r.get('latency_p99_ms'), 1, ' ms')} | {fmt(r.get('create_s'), 1, ' s')} | "
+          f"{fmt(r.get('loadavg_1m'), 1)} |")
 
 
 def write_results_md(path: Path, section: str, begin: str = SECTION_BEGIN, end: str = SECTION_END) -> None:
@@ -206,21 +248,24 @@ def plot(out_dir: Path, work: Path, summary, node_counts, contenders) -> bool:
         log("gnuplot is not installed: no plot (./dev bench installs gnuplot-nox)")
         return False
     dat = work / "throughput.dat"
+    settings = list(dict.fromkeys(k[0] for k in summary))
+    series = [(st, c) for st in settings for c in contenders]
     with open(dat, "w") as f:
-        f.write("# nodes " + " ".join(contenders) + "\n")
+        f.write("# nodes " + " ".join(f"{st}/{c}" for st, c in series) + "\n")
         for n in node_counts:
-            vals = [summary[n][c]["pods_per_s"] for c in contenders]
+            vals = [summary[(st, n)][c]["job_pods_per_s"] for st, c in series]
             f.write(f"{n} " + " ".join("?" if v is None else f"{v:.1f}" for v in vals) + "\n")
-    styles = {"toy": "lc rgb '#1b9e77' pt 7", "kube-scheduler": "lc rgb '#d95f02' pt 5",
-              "ceiling": "lc rgb '#555555' dt 2 pt 9"}
-    lines = ", ".join(f"'{dat}' using 1:{i + 2} with linespoints lw 2 ps 1.5 {styles[c]} title '{LABELS[c]}'"
-                      for i, c in enumerate(contenders))
+    colours = {"toy": "lc rgb '#1b9e77' pt 7", "kube-scheduler": "lc rgb '#d95f02' pt 5",
+               "ceiling": "lc rgb '#555555' pt 9"}
+    lines = ", ".join(f"'{dat}' using 1:{i + 2} with linespoints lw 2 ps 1.5 {colours[c]} "
+                      f"dt {1 if st == 'shared' else 2} title '{LABELS[c]}, {st}'"
+                      for i, (st, c) in enumerate(series))
     lo, hi = min(node_counts), max(node_counts)
     script = f"""
 set terminal pngcairo size 900,560 font ',11'
 set output '{out_dir / "throughput.png"}'
 set datafile missing '?'
-set title 'Scheduling throughput on the lab (median pods/s, first bind to last)'
+set title 'Scheduling throughput on the lab (median pods/s, whole job: bound and Scheduled event)'
 set xlabel 'nodes'
 set ylabel 'pods/s'
 set logscale x

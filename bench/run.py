@@ -13,11 +13,18 @@ left over from the previous one):
      measurement;
   3. start the watcher (bench-ceiling watch) and wait until it has listed;
   4. start the contender (its own process, client rate limits off) and wait
-     until the watcher has seen every pod bound: throughput, CPU, peak RSS;
+     until the watcher has seen every pod bound (the bind drain) and a watch
+     of the events has seen every pod's `Scheduled` event (the whole job):
+     throughput, CPU, peak RSS, the API server's request counters;
   5. latency phase, contender still running: create pods at a steady rate
      (default 100/s for 10 s) and take, per pod, the time from the watcher
      seeing it created to the watcher seeing it bound;
   6. stop everything, remove the lab.
+
+Each measurement runs in every --settings: "shared" (every process on all
+CPUs: a small control-plane node) and "dedicated" (the lab, the watcher and
+the pod creator on one half of the CPUs, the contender alone on the other;
+on 2 CPUs, one and one). The contenders' order is shuffled in each run.
 
 Only the standard library: Python 3.11 is everywhere meson is.
 """
@@ -27,6 +34,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -39,8 +47,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, LABELS, LAT_NS, PARALLELISM, ROOT, TOY,
-                    TPUT_NS, VERBOSITY, log)
+from apiserver import ApiServer, ScheduledEvents, counter_delta
+from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, LABELS, LAT_NS, PARALLELISM, ROOT, SETTINGS,
+                    TOY, TPUT_NS, VERBOSITY, cpu_split, log)
 from report import fmt, machine, plot, render, summarize, write_results_md
 
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # this checkout's, whatever TOYSCHED_ROOT says
@@ -252,17 +261,24 @@ def perf_average(bound_ns: list[int], start_ns: int) -> tuple[float | None, int]
     return (statistics.fmean(samples) if samples else None), len(samples)
 
 
-def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
+def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
     work.mkdir(parents=True)
     scheduler = f"bench-{c}-{run}"
-    res: dict = {"contender": c, "nodes": nodes, "pods": pods, "run": run, "scheduler_name": scheduler,
+    res: dict = {"contender": c, "setting": setting, "nodes": nodes, "pods": pods, "run": run,
+                 "scheduler_name": scheduler,
                  # other work on the machine shows here first: the figures are only comparable when it is low
                  "loadavg_1m": float(Path("/proc/loadavg").read_text().split()[0])}
+    all_cpus = os.sched_getaffinity(0)
+    lab_cpus, contender_cpus = cpu_split() if setting == "dedicated" else (all_cpus, all_cpus)
+    res["lab_cpus"], res["contender_cpus"] = sorted(lab_cpus), sorted(contender_cpus)
     lab = Lab(work, nodes)
     watcher = None
+    events = None
     proc = None
     page = None
     try:
+        # This process, and so the lab, the watcher and the creator it starts, on the lab's CPUs.
+        os.sched_setaffinity(0, lab_cpus)
         lab.start(timeout=300)  # 5 000 nodes take a while to create
         res["lab_ready_s"] = round(lab.ready_seconds, 2)
         cr = create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)
@@ -271,20 +287,31 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
         watcher = Watcher(work, lab.kubeconfig, scheduler)
         if not watcher.wait(lambda: watcher.synced is not None and len(watcher.seen) >= pods, 60, "the watcher's list"):
             raise RuntimeError("the watcher did not list the pods")
+        api = ApiServer(lab.dir)
+        events = ScheduledEvents(api, TPUT_NS) if c != "ceiling" else None  # the ceiling posts no events
         lab_cpu0 = proc_cpu_seconds(lab.pid)
-        log(f"{nodes} nodes, run {run}: {LABELS[c]} starts on {pods} pending pods "
+        counters0 = api.counters()
+        log(f"{nodes} nodes, run {run}, {setting}: {LABELS[c]} starts on {pods} pending pods "
             f"(created in {cr['seconds']:.1f}s)")
         err = open(work / f"{c}.log", "w")
         start_ns = time.time_ns()
-        proc = subprocess.Popen(contender_cmd(c, lab.kubeconfig, scheduler), stdout=err, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(contender_cmd(c, lab.kubeconfig, scheduler), stdout=err, stderr=subprocess.STDOUT,
+                                preexec_fn=lambda: os.sched_setaffinity(0, contender_cpus))
         if c == "toy-page":
             page = PageFeed(work / f"{c}.log", proc)
         ok = watcher.wait(lambda: watcher.bound_in.get(TPUT_NS, 0) >= pods, args.drain_timeout or 120 + pods / 20,
                           f"{pods} pods bound by {LABELS[c]}")
+        if ok and events is not None:
+            ok = watcher.wait(lambda: events.count() >= pods or events.error is not None, 60 + pods / 50,
+                              f"the {pods} pods' Scheduled events")
+            if events.error is not None:
+                raise RuntimeError(f"the Scheduled-event watch failed: {events.error}")
+        # The whole job is done: CPU, memory and the server's counters, all at this one point.
         res["cpu_s"] = proc_cpu_seconds(proc.pid)
         res["peak_rss_mib"] = proc_hwm_mib(proc.pid)
         lab_cpu1 = proc_cpu_seconds(lab.pid)
         res["lab_cpu_s"] = lab_cpu1 - lab_cpu0 if lab_cpu0 is not None and lab_cpu1 is not None else None
+        res["apiserver"] = counter_delta(counters0, api.counters())
         if proc.poll() is not None:
             raise RuntimeError(f"{LABELS[c]} exited with {proc.returncode}; see {work / (c + '.log')}")
         bt = sorted(t for k, t in watcher.bound.items() if k.startswith(TPUT_NS + "/"))
@@ -294,6 +321,12 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
             res["first_bind_after_start_s"] = (bt[0] - start_ns) / 1e9
             res["drain_s"] = (bt[-1] - bt[0]) / 1e9
             res["pods_per_s"] = (len(bt) - 1) / res["drain_s"] if res["drain_s"] > 0 else None
+            job_end = max([bt[-1]] + (list(events.first.values()) if events else []))
+            res["events_after_binds_s"] = (job_end - bt[-1]) / 1e9
+            res["job_s"] = (job_end - bt[0]) / 1e9
+            res["job_pods_per_s"] = (len(bt) - 1) / res["job_s"] if res["job_s"] > 0 else None
+        reqs = sum(v for k, v in res["apiserver"]["requests"].items() if " " in k)  # resource requests only
+        res["requests_per_pod"] = reqs / len(bt) if bt else None
         avg, n = perf_average(bt, start_ns)
         res["perf_avg_pods_per_s"], res["perf_samples"] = avg, n
         if res["cpu_s"] is not None and bt:
@@ -317,6 +350,9 @@ def measure(c: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
         return res
     finally:
         stop(proc)
+        if events:
+            events.stop()
+        os.sched_setaffinity(0, all_cpus)
         if page:
             page.stop()  # after the scheduler: its exit ends the stream the reader waits on
         if proc is not None and c == "ceiling":
@@ -364,6 +400,19 @@ def rerender(args) -> int:
     return 0
 
 
+def measure_logged(c: str, setting: str, n: int, pods: int, run: int, args, work: Path) -> dict:
+    try:
+        r = measure(c, setting, n, pods, run, args, work)
+    except Exception as e:  # one failed measurement must not lose the others
+        log(f"{n} nodes, run {run}, {setting}, {LABELS[c]}: FAILED: {e}")
+        return {"contender": c, "setting": setting, "nodes": n, "pods": pods, "run": run, "error": str(e)}
+    log(f"  {LABELS[c]}: {r.get('bound')}/{r['pods']} bound, {fmt(r.get('pods_per_s'))} pods/s binds, "
+        f"{fmt(r.get('job_pods_per_s'))} whole job, CPU {fmt(r.get('cpu_s'), 2)} s, "
+        f"RSS {fmt(r.get('peak_rss_mib'))} MiB, {fmt(r.get('requests_per_pod'), 2)} requests/pod, "
+        f"latency p50 {fmt(r.get('latency_p50_ms'), 1)} ms p99 {fmt(r.get('latency_p99_ms'), 1)} ms")
+    return r
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(prog="./dev bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -372,6 +421,9 @@ def main() -> int:
                     help="measured pods per node count (default: 2000 at 500 nodes, 10000 at 5000, else 2/node)")
     ap.add_argument("--runs", type=int, default=3, help="runs per contender; medians are reported (default 3)")
     ap.add_argument("--contenders", default=",".join(CONTENDERS), help="subset of " + ",".join(CONTENDERS))
+    ap.add_argument("--settings", default=",".join(SETTINGS),
+                    help="shared (all CPUs for every process) and/or dedicated (the lab on half the CPUs, the "
+                    "contender alone on the other half); default both")
     ap.add_argument("--latency-rate", type=float, default=100, help="pods/s in the latency phase (default 100)")
     ap.add_argument("--latency-seconds", type=float, default=10, help="length of the latency phase; 0: none")
     ap.add_argument("--drain-timeout", type=float, default=0,
@@ -388,6 +440,12 @@ def main() -> int:
     for c in contenders:
         if c not in CONTENDERS:
             ap.error(f"unknown contender {c}")
+    settings = [x for x in args.settings.split(",") if x]
+    for x in settings:
+        if x not in SETTINGS:
+            ap.error(f"unknown setting {x}")
+    if "dedicated" in settings and len(os.sched_getaffinity(0)) < 2:
+        ap.error("--settings dedicated needs 2 CPUs or more")
     for p in (KUBE_LAB, TOY, CEILING):
         if not os.access(p, os.X_OK):
             log(f"{p} is missing: run ./dev build (bench-ceiling needs subdir('bench') in meson.build)")
@@ -407,23 +465,17 @@ def main() -> int:
     results: list[dict] = []
     for n in node_counts:
         for run in range(1, args.runs + 1):
-            for c in contenders:
-                try:
-                    r = measure(c, n, pods_for(n), run, args, work / f"{n}-{run}-{c}")
-                except Exception as e:  # one failed measurement must not lose the others
-                    log(f"{n} nodes, run {run}, {LABELS[c]}: FAILED: {e}")
-                    r = {"contender": c, "nodes": n, "pods": pods_for(n), "run": run, "error": str(e)}
-                results.append(r)
-                if "error" not in r:
-                    log(f"  {LABELS[c]}: {r.get('bound')}/{r['pods']} bound, {fmt(r.get('pods_per_s'))} pods/s "
-                        f"(per-second avg {fmt(r.get('perf_avg_pods_per_s'))}), CPU {fmt(r.get('cpu_s'), 2)} s, "
-                        f"RSS {fmt(r.get('peak_rss_mib'))} MiB, latency p50 {fmt(r.get('latency_p50_ms'), 1)} ms "
-                        f"p99 {fmt(r.get('latency_p99_ms'), 1)} ms")
+            for setting in settings:
+                order = list(contenders)
+                random.Random(f"{n}/{run}/{setting}").shuffle(order)  # no contender always first or last
+                for c in order:
+                    results.append(measure_logged(c, setting, n, pods_for(n), run, args,
+                                                  work / f"{n}-{run}-{setting}-{c}"))
     wall = time.monotonic() - t0
     summary = summarize(results, node_counts, contenders)
     (out_dir / "sched-results.json").write_text(json.dumps(
         {"info": info, "wall_seconds": wall, "results": results,
-         "summary": {str(k): v for k, v in summary.items()}}, indent=1) + "\n")
+         "summary": {f"{k[0]}/{k[1]}": v for k, v in summary.items()}}, indent=1) + "\n")
     write_results_md(out_dir / "RESULTS.md", render(results, summary, node_counts, contenders, info, args, wall,
                                                     pods_for))
     plotted = plot(out_dir, work, summary, node_counts, contenders)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke run of the benchmark harness, for `./dev test` (suite integration):
-# 20 nodes, 50 pods, one run, toy-scheduler and the bind ceiling only. It
+# 20 nodes, 50 pods, one run, toy-scheduler and the bind ceiling only, in
+# both settings (shared and dedicated CPUs). It
 # checks that bench/run.py runs end to end, every pod gets bound and the
 # report is written - into a temp dir, never into the repository. No figure
 # is judged: benchmarks are not tests.
@@ -21,12 +22,22 @@ python3 - "$out/sched-results.json" <<'PY' || fail "sched-results.json does not 
 import json, sys
 d = json.load(open(sys.argv[1]))
 rs = d["results"]
-assert len(rs) == 2, rs
+assert sorted((r["setting"], r["contender"]) for r in rs) == [
+    ("dedicated", "ceiling"), ("dedicated", "toy"), ("shared", "ceiling"), ("shared", "toy")], rs
 for r in rs:
     assert "error" not in r, r
     assert r["bound"] == 50 and r["complete"], r
     assert r["latency_pods"] == 40, r
     assert r["cpu_s"] is not None and r["peak_rss_mib"], r
+    # the API server's own counters: at least one binding per pod
+    assert r["apiserver"]["requests"].get("POST pods binding", 0) >= 50, r["apiserver"]
+    assert r["requests_per_pod"] >= 1, r
+    if r["setting"] == "dedicated":
+        assert r["lab_cpus"] and r["contender_cpus"] and not set(r["lab_cpus"]) & set(r["contender_cpus"]), r
+    if r["contender"] == "toy":
+        # the whole job waited for the Scheduled events: never shorter than the binds
+        assert r["job_s"] >= r["drain_s"] and r["events_after_binds_s"] >= 0, r
+        assert r["apiserver"]["requests"].get("POST events", 0) >= 50, r["apiserver"]
 PY
 if command -v gnuplot >/dev/null; then
   [ -s "$out/throughput.png" ] || fail "gnuplot is installed but no throughput.png"
