@@ -45,5 +45,10 @@ def setting_label(setting: str, lab_cpus: list[int], contender_cpus: list[int]) 
             f"the contender alone on CPU {','.join(map(str, contender_cpus))}")
 
 
+def rates(spec: str) -> list[float]:
+    """--latency-rate: "100,500" -> [100.0, 500.0]; "0" -> [] (no latency phase)."""
+    return [r for r in (float(x) for x in spec.split(",") if x) if r > 0]
+
+
 def log(msg: str) -> None:
     print(f"bench: {msg}", file=sys.stderr, flush=True)

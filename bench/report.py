@@ -2,6 +2,7 @@
 Split from run.py, which measures; this only formats what it measured."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -25,12 +26,6 @@ def fmt(x, nd=0, unit="") -> str:
     return f"{x:,.{nd}f}{unit}"
 
 
-def ratio(a, b, nd=2) -> str:
-    if a is None or b is None or b == 0:
-        return "n/a"
-    return f"{a / b:.{nd}f}×"
-
-
 def machine() -> dict:
     cpu = "unknown"
     for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -49,7 +44,9 @@ def machine() -> dict:
             return ""
     commit = out(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"])
     if out(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"]):
-        commit += " (with uncommitted changes)"
+        # Which changes: the same hash means the same tree, so two runs can be told apart or matched.
+        diff = subprocess.run(["git", "-C", str(ROOT), "diff", "HEAD"], capture_output=True).stdout
+        commit += f" (with uncommitted changes: `git diff HEAD` sha256 {hashlib.sha256(diff).hexdigest()[:12]})"
     kv = out([str(KUBECTL), "version", "--client", "-o", "json"])
     try:
         kv = json.loads(kv)["clientVersion"]["gitVersion"]
@@ -66,6 +63,42 @@ def machine() -> dict:
         "kubernetes": kv,
         "compiler": out(["c++", "--version"]).splitlines()[0] if out(["c++", "--version"]) else "",
     }
+
+
+def old_latency(results: list[dict], args) -> None:
+    """A result saved before the latency phases had rates: its one phase, at
+    the first --latency-rate of its command (100/s then), in today's form."""
+    for r in results:
+        if "latency" not in r and r.get("latency_p50_ms") is not None:
+            r["latency"] = {f"{args.latency_rate[0]:g}": {
+                "pods": r.get("latency_pods"), "p50_ms": r["latency_p50_ms"], "p99_ms": r.get("latency_p99_ms"),
+                "max_ms": r.get("latency_max_ms")}}
+
+
+def latency_rates(results: list[dict]) -> list[str]:
+    """The latency phases' rates found in the results, slowest first."""
+    return sorted({k for r in results for k in r.get("latency", {})}, key=float)
+
+
+def flatten_latency(r: dict) -> None:
+    """latency[rate][p] as top-level keys (latency_100_p50_ms), for median()."""
+    for k, v in r.get("latency", {}).items():
+        r[f"latency_{k}_p50_ms"], r[f"latency_{k}_p99_ms"] = v.get("p50_ms"), v.get("p99_ms")
+
+
+def paired(results: list[dict], setting: str, n: int, a: str, b: str, key: str) -> str:
+    """Contender a over b, run by run (the same run index: the same hour, the
+    same machine state), as "median [min-max]"; one pair: just it."""
+    runs = {}
+    for r in results:
+        if r["setting"] == setting and r["nodes"] == n and "error" not in r and r.get(key) is not None:
+            runs.setdefault(r["run"], {})[r["contender"]] = r[key]
+    rs = sorted(v[a] / v[b] for v in runs.values() if a in v and b in v and v[b])
+    if not rs:
+        return "n/a"
+    if len(rs) == 1:
+        return f"{rs[0]:.2f}×"
+    return f"{statistics.median(rs):.2f}× [{rs[0]:.2f}-{rs[-1]:.2f}]"
 
 
 def settings_of(results: list[dict]) -> list[str]:
@@ -86,10 +119,12 @@ def summarize(results: list[dict], node_counts: list[int], contenders: list[str]
             for c in contenders:
                 rs = [r for r in results if r["setting"] == setting and r["nodes"] == n and r["contender"] == c
                       and "error" not in r]
+                for r in rs:
+                    flatten_latency(r)
                 keys = ["pods_per_s", "job_pods_per_s", "perf_avg_pods_per_s", "cpu_s_per_1000", "peak_rss_mib",
-                        "latency_p50_ms", "latency_p99_ms", "lab_cpu_s_per_1000", "create_s", "create_pods_per_s",
-                        "drain_s", "first_bind_after_start_s", "lab_ready_s", "requests_per_pod",
-                        "events_after_binds_s"]
+                        "lab_cpu_s_per_1000", "create_s", "create_pods_per_s", "drain_s",
+                        "first_bind_after_start_s", "lab_ready_s", "requests_per_pod", "events_after_binds_s",
+                        "other_cpu_s"] + [f"latency_{k}_{p}_ms" for k in latency_rates(results) for p in ("p50", "p99")]
                 group[c] = {k: median(rs, k) for k in keys}
                 group[c]["runs"] = len(rs)
                 group[c]["complete"] = all(r.get("complete") for r in rs) and bool(rs)
@@ -145,15 +180,22 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
       "span, per 1000 pods. **requests / pod** = the growth of kube-apiserver's own `apiserver_request_total` "
       "(resource requests, every client; the watches are long-running and counted when they end) over the same "
       "span, per pod; the breakdown by verb and resource is in sched-results.json.")
-    w(f"- **Latency** (second phase, contender still running, {args.latency_rate:g} pods/s for "
-      f"{args.latency_seconds:g} s created at a steady rate into another namespace) = bound seen on the watch − "
-      "created seen on the watch, per pod; p50 and p99 (nearest rank). It includes the watch delivery to the "
-      "contender and back to the watcher, not the POST of the pod.")
-    w(f"- Medians over {args.runs} run(s); ratios are of the medians. The ceiling is our own client posting "
-      "bindings round-robin over the nodes with no decisions, events or status patches: how fast this API server "
-      "takes bindings from that client on this machine.")
+    w("- **other CPU s** = the machine's busy CPU time (/proc/stat) over the same span less the contender's and "
+      "the lab's: the watcher, the event watch, this script, and anything else that ran. On a quiet machine it "
+      "is small beside them; when it is not, the run's figures are suspect.")
+    rates_seen = latency_rates(results)
+    w(f"- **Latency** (phases after the drain, contender still running: {args.latency_pods:,} pods at each of "
+      f"{', '.join(r + '/s' for r in rates_seen) or 'no rate'}, created at a steady rate into a namespace of "
+      "their own) = bound seen on the watch − created seen on the watch, per pod; p50 / p99 (nearest rank). It "
+      "includes the watch delivery to the contender and back to the watcher, not the POST of the pod. A "
+      "contender slower than the rate queues the pods, and its latency grows with the phase.")
+    w(f"- Medians over {args.runs} run(s). The ratios are paired: toy-scheduler's figure over the other's in the "
+      "same run (same setting and node count, minutes apart), then the median of those ratios, with the lowest "
+      "and highest in brackets. The ceiling is our own client posting bindings round-robin over the nodes with no "
+      "decisions, events or status patches: how fast this API server takes bindings from that client on this "
+      "machine.")
     for setting, n in summary:
-        render_group(w, results, summary[(setting, n)], setting, n, contenders, pods_for)
+        render_group(w, results, summary[(setting, n)], setting, n, contenders, pods_for, rates_seen)
     render_runs(w, results)
     w("")
     w("![pods/s against node count](throughput.png)")
@@ -161,16 +203,17 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
     return "\n".join(L) + "\n"
 
 
-def render_group(w, results, group, setting, n, contenders, pods_for) -> None:
-    """One setting and node count: the medians, the ratios, the set-up."""
+def render_group(w, results, group, setting, n, contenders, pods_for, rates_seen) -> None:
+    """One setting and node count: the medians, the paired ratios, the set-up."""
     cpus = next((group[c]["cpus"] for c in contenders if group[c]["runs"]), (None, None))
     label = setting_label(setting, cpus[0] or [], cpus[1] or []) if cpus[0] else setting
     w("")
     w(f"### {n:,} nodes, {pods_for(n):,} pods; {label}")
     w("")
     w("| contender | binds pods/s | whole job pods/s | per-second avg | CPU s / 1000 pods | peak RSS | "
-      "latency p50 | latency p99 | apiserver CPU s / 1000 pods | requests / pod | runs |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      + "".join(f"latency p50 / p99 at {k}/s | " for k in rates_seen)
+      + "apiserver CPU s / 1000 pods | requests / pod | other CPU s | runs |")
+    w("|---|" + "---:|" * (9 + len(rates_seen)))
     for c in contenders:
         s = group[c]
         samples = [r.get("perf_samples", 0) for r in results
@@ -178,27 +221,28 @@ def render_group(w, results, group, setting, n, contenders, pods_for) -> None:
         incomplete = "" if s["complete"] else " (incomplete)"
         w(f"| {LABELS[c]}{incomplete} | {fmt(s['pods_per_s'])} | {fmt(s['job_pods_per_s'])} | "
           f"{fmt(s['perf_avg_pods_per_s'])} [{','.join(map(str, samples))}] | {fmt(s['cpu_s_per_1000'], 3)} | "
-          f"{fmt(s['peak_rss_mib'], 0, ' MiB')} | {fmt(s['latency_p50_ms'], 1, ' ms')} | "
-          f"{fmt(s['latency_p99_ms'], 1, ' ms')} | {fmt(s['lab_cpu_s_per_1000'], 2)} | "
-          f"{fmt(s['requests_per_pod'], 2)} | {s['runs']} |")
-    t = group.get("toy")
-    if t:
+          f"{fmt(s['peak_rss_mib'], 0, ' MiB')} | "
+          + "".join(f"{fmt(s[f'latency_{k}_p50_ms'], 1)} / {fmt(s[f'latency_{k}_p99_ms'], 1)} ms | "
+                    for k in rates_seen)
+          + f"{fmt(s['lab_cpu_s_per_1000'], 2)} | {fmt(s['requests_per_pod'], 2)} | {fmt(s['other_cpu_s'], 2)} | "
+          f"{s['runs']} |")
+    if group.get("toy"):
         for other in ("kube-scheduler", "ceiling"):
-            o = group.get(other)
-            if not o:
+            if not group.get(other):
                 continue
-            parts = [f"binds {ratio(t['pods_per_s'], o['pods_per_s'])}"]
+
+            def pr(key):
+                return paired(results, setting, n, "toy", other, key)
+            parts = [f"binds {pr('pods_per_s')}"]
             if other == "kube-scheduler":
-                parts += [f"whole job {ratio(t['job_pods_per_s'], o['job_pods_per_s'])}",
-                          f"per-second avg {ratio(t['perf_avg_pods_per_s'], o['perf_avg_pods_per_s'])}",
-                          f"CPU/1000 pods {ratio(t['cpu_s_per_1000'], o['cpu_s_per_1000'])}",
-                          f"peak RSS {ratio(t['peak_rss_mib'], o['peak_rss_mib'])}",
-                          f"apiserver CPU/pod {ratio(t['lab_cpu_s_per_1000'], o['lab_cpu_s_per_1000'])}",
-                          f"requests/pod {ratio(t['requests_per_pod'], o['requests_per_pod'])}",
-                          f"latency p50 {ratio(t['latency_p50_ms'], o['latency_p50_ms'])}",
-                          f"p99 {ratio(t['latency_p99_ms'], o['latency_p99_ms'])}"]
+                parts += [f"whole job {pr('job_pods_per_s')}", f"per-second avg {pr('perf_avg_pods_per_s')}",
+                          f"CPU/1000 pods {pr('cpu_s_per_1000')}", f"peak RSS {pr('peak_rss_mib')}",
+                          f"apiserver CPU/pod {pr('lab_cpu_s_per_1000')}", f"requests/pod {pr('requests_per_pod')}"]
+                for k in rates_seen:
+                    parts += [f"latency at {k}/s p50 {pr(f'latency_{k}_p50_ms')}",
+                              f"p99 {pr(f'latency_{k}_p99_ms')}"]
             w("")
-            w(f"toy-scheduler / {LABELS[other]} ({setting}): " + "; ".join(parts) + ".")
+            w(f"toy-scheduler / {LABELS[other]} ({setting}, paired runs): " + "; ".join(parts) + ".")
     cs = [group[c]["create_pods_per_s"] for c in contenders if group[c]["create_pods_per_s"]]
     ls = [group[c]["lab_ready_s"] for c in contenders if group[c]["lab_ready_s"]]
     w("")
@@ -207,26 +251,29 @@ def render_group(w, results, group, setting, n, contenders, pods_for) -> None:
 
 
 def render_runs(w, results) -> None:
+    rates_seen = latency_rates(results)
     w("")
     w("### Every run")
     w("")
     w("| setting | nodes | run | contender | bound | first bind after start | drain | binds pods/s | whole job "
-      "pods/s | events after binds | per-second avg | CPU s | peak RSS | requests / pod | p50 | p99 | create | "
-      "load avg 1 min |")
-    w("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "pods/s | events after binds | per-second avg | CPU s | peak RSS | requests / pod | other CPU s | "
+      + "".join(f"p50 / p99 at {k}/s | " for k in rates_seen) + "create | load avg 1 min |")
+    w("|---|---:|---:|---|" + "---:|" * (14 + len(rates_seen)))
     for r in results:
         head = f"| {r['setting']} | {r['nodes']} | {r['run']} | {LABELS[r['contender']]} |"
         if "error" in r:
-            w(f"{head} failed: {r['error'][:120]} |" + " |" * 13)
+            w(f"{head} failed: {r['error'][:120]} |" + " |" * (13 + len(rates_seen)))
             continue
+        lat = r.get("latency", {})
         w(f"{head} {r.get('bound', 0)}/{r['pods']} | "
           f"{fmt(r.get('first_bind_after_start_s'), 2, ' s')} | {fmt(r.get('drain_s'), 2, ' s')} | "
           f"{fmt(r.get('pods_per_s'))} | {fmt(r.get('job_pods_per_s'))} | "
           f"{fmt(r.get('events_after_binds_s'), 2, ' s')} | {fmt(r.get('perf_avg_pods_per_s'))} | "
           f"{fmt(r.get('cpu_s'), 2)} | {fmt(r.get('peak_rss_mib'), 0, ' MiB')} | "
-          f"{fmt(r.get('requests_per_pod'), 2)} | {fmt(r.get('latency_p50_ms'), 1, ' ms')} | "
-          f"{fmt(r.get('latency_p99_ms'), 1, ' ms')} | {fmt(r.get('create_s'), 1, ' s')} | "
-          f"{fmt(r.get('loadavg_1m'), 1)} |")
+          f"{fmt(r.get('requests_per_pod'), 2)} | {fmt(r.get('other_cpu_s'), 2)} | "
+          + "".join(f"{fmt(lat.get(k, {}).get('p50_ms'), 1)} / {fmt(lat.get(k, {}).get('p99_ms'), 1)} ms | "
+                    for k in rates_seen)
+          + f"{fmt(r.get('create_s'), 1, ' s')} | {fmt(r.get('loadavg_1m'), 1)} |")
 
 
 def write_results_md(path: Path, section: str, begin: str = SECTION_BEGIN, end: str = SECTION_END) -> None:

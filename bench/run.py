@@ -16,9 +16,10 @@ left over from the previous one):
      until the watcher has seen every pod bound (the bind drain) and a watch
      of the events has seen every pod's `Scheduled` event (the whole job):
      throughput, CPU, peak RSS, the API server's request counters;
-  5. latency phase, contender still running: create pods at a steady rate
-     (default 100/s for 10 s) and take, per pod, the time from the watcher
-     seeing it created to the watcher seeing it bound;
+  5. latency phases, contender still running: create pods at a steady rate
+     (default 1 000 pods at 100/s, then 1 000 at 500/s) and take, per pod,
+     the time from the watcher seeing it created to the watcher seeing it
+     bound;
   6. stop everything, remove the lab.
 
 Each measurement runs in every --settings: "shared" (every process on all
@@ -49,8 +50,8 @@ from pathlib import Path
 
 from apiserver import ApiServer, ScheduledEvents, counter_delta
 from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, LABELS, LAT_NS, PARALLELISM, ROOT, SETTINGS,
-                    TOY, TPUT_NS, VERBOSITY, cpu_split, log)
-from report import fmt, machine, plot, render, summarize, write_results_md
+                    TOY, TPUT_NS, VERBOSITY, cpu_split, log, rates)
+from report import fmt, machine, old_latency, plot, render, summarize, write_results_md
 
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # this checkout's, whatever TOYSCHED_ROOT says
 from devlib.lab import Lab as KubeLab, toy_http_port  # noqa: E402  (the lab launcher, shared with the drills)
@@ -64,6 +65,13 @@ def proc_cpu_seconds(pid: int) -> float | None:
         return None
     fields = stat[stat.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every CPU spent busy since boot (/proc/stat: all but idle and iowait)."""
+    f = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in f[:8])
+    return (user + nice + system + irq + softirq + steal) / CLK_TCK
 
 
 def proc_hwm_mib(pid: int) -> float | None:
@@ -290,6 +298,7 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
         api = ApiServer(lab.dir)
         events = ScheduledEvents(api, TPUT_NS) if c != "ceiling" else None  # the ceiling posts no events
         lab_cpu0 = proc_cpu_seconds(lab.pid)
+        busy0 = machine_busy_seconds()
         counters0 = api.counters()
         log(f"{nodes} nodes, run {run}, {setting}: {LABELS[c]} starts on {pods} pending pods "
             f"(created in {cr['seconds']:.1f}s)")
@@ -311,6 +320,11 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
         res["peak_rss_mib"] = proc_hwm_mib(proc.pid)
         lab_cpu1 = proc_cpu_seconds(lab.pid)
         res["lab_cpu_s"] = lab_cpu1 - lab_cpu0 if lab_cpu0 is not None and lab_cpu1 is not None else None
+        # What else ran in the window: the machine's busy time less the contender and the lab (the watcher,
+        # the event watch and this script are in it, and anything a quiet machine should not be running).
+        res["machine_cpu_s"] = machine_busy_seconds() - busy0
+        if res["cpu_s"] is not None and res["lab_cpu_s"] is not None:
+            res["other_cpu_s"] = res["machine_cpu_s"] - res["cpu_s"] - res["lab_cpu_s"]
         res["apiserver"] = counter_delta(counters0, api.counters())
         if proc.poll() is not None:
             raise RuntimeError(f"{LABELS[c]} exited with {proc.returncode}; see {work / (c + '.log')}")
@@ -334,16 +348,17 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
         if res.get("lab_cpu_s") is not None and bt:
             res["lab_cpu_s_per_1000"] = res["lab_cpu_s"] / (len(bt) / 1000)
 
-        if args.latency_seconds > 0 and ok:
-            n_lat = int(args.latency_rate * args.latency_seconds)
-            create_pods(lab.kubeconfig, scheduler, LAT_NS, n_lat, rate=args.latency_rate, prefix="l-")
-            watcher.wait(lambda: watcher.bound_in.get(LAT_NS, 0) >= n_lat, 60, "the latency pods")
-            lat = [(watcher.bound[k] - watcher.seen[k]) / 1e6 for k in watcher.bound
-                   if k.startswith(LAT_NS + "/") and k in watcher.seen]
-            res["latency_pods"] = len(lat)
-            res["latency_p50_ms"] = percentile(lat, 50)
-            res["latency_p99_ms"] = percentile(lat, 99)
-            res["latency_max_ms"] = max(lat) if lat else None
+        if ok:
+            res["latency"] = {}
+            for rate in args.latency_rate:  # one namespace per rate: the watcher counts its pods apart
+                ns = f"{LAT_NS}-{rate:g}"
+                create_pods(lab.kubeconfig, scheduler, ns, args.latency_pods, rate=rate, prefix="l-")
+                watcher.wait(lambda: watcher.bound_in.get(ns, 0) >= args.latency_pods, 60, f"the latency pods at "
+                             f"{rate:g}/s")
+                lat = [(watcher.bound[k] - watcher.seen[k]) / 1e6 for k in watcher.bound
+                       if k.startswith(ns + "/") and k in watcher.seen]
+                res["latency"][f"{rate:g}"] = {"pods": len(lat), "p50_ms": percentile(lat, 50),
+                                               "p99_ms": percentile(lat, 99), "max_ms": max(lat) if lat else None}
             res["peak_rss_after_latency_mib"] = proc_hwm_mib(proc.pid)
         if page:
             res["page_messages"], res["page_bytes"] = page.messages, page.bytes
@@ -362,8 +377,9 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
                 res["ceiling_errors"] = int(m.group(3))
         if watcher:
             watcher.stop()
-        latency_pods = int(args.latency_rate * args.latency_seconds)
-        incomplete = not res.get("complete") or res.get("latency_pods", 0) < latency_pods
+        lat = res.get("latency", {})
+        incomplete = not res.get("complete") or any(
+            lat.get(f"{rate:g}", {}).get("pods", 0) < args.latency_pods for rate in args.latency_rate)
         lab.close(keep=args.keep or incomplete)
         if incomplete:
             args.keep_work = True
@@ -382,10 +398,13 @@ def rerender(args) -> int:
     contenders = [c for c in CONTENDERS if any(r["contender"] == c for r in results)]
     pods = {r["nodes"]: r["pods"] for r in results}
     cmd = info["command"].split()
-    for flag, attr in (("--runs", "runs"), ("--latency-rate", "latency_rate"),
-                       ("--latency-seconds", "latency_seconds")):
-        if flag in cmd:
-            setattr(args, attr, type(getattr(args, attr))(cmd[cmd.index(flag) + 1]))
+    if "--runs" in cmd:
+        args.runs = int(cmd[cmd.index("--runs") + 1])
+    if "--latency-rate" in cmd:
+        args.latency_rate = rates(cmd[cmd.index("--latency-rate") + 1])
+    if "--latency-pods" in cmd:
+        args.latency_pods = int(cmd[cmd.index("--latency-pods") + 1])
+    old_latency(results, args)
     summary = summarize(results, node_counts, contenders)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -409,7 +428,9 @@ def measure_logged(c: str, setting: str, n: int, pods: int, run: int, args, work
     log(f"  {LABELS[c]}: {r.get('bound')}/{r['pods']} bound, {fmt(r.get('pods_per_s'))} pods/s binds, "
         f"{fmt(r.get('job_pods_per_s'))} whole job, CPU {fmt(r.get('cpu_s'), 2)} s, "
         f"RSS {fmt(r.get('peak_rss_mib'))} MiB, {fmt(r.get('requests_per_pod'), 2)} requests/pod, "
-        f"latency p50 {fmt(r.get('latency_p50_ms'), 1)} ms p99 {fmt(r.get('latency_p99_ms'), 1)} ms")
+        f"other CPU {fmt(r.get('other_cpu_s'), 2)} s"
+        + "".join(f", latency at {k}/s p50 {fmt(v['p50_ms'], 1)} ms p99 {fmt(v['p99_ms'], 1)} ms"
+                  for k, v in r.get("latency", {}).items()))
     return r
 
 
@@ -419,13 +440,15 @@ def main() -> int:
     ap.add_argument("--nodes", default="500,5000", help="node counts, comma-separated (default 500,5000)")
     ap.add_argument("--pods", type=int, default=0,
                     help="measured pods per node count (default: 2000 at 500 nodes, 10000 at 5000, else 2/node)")
-    ap.add_argument("--runs", type=int, default=3, help="runs per contender; medians are reported (default 3)")
+    ap.add_argument("--runs", type=int, default=5,
+                    help="runs per contender; medians and the median of paired ratios are reported (default 5)")
     ap.add_argument("--contenders", default=",".join(CONTENDERS), help="subset of " + ",".join(CONTENDERS))
     ap.add_argument("--settings", default=",".join(SETTINGS),
                     help="shared (all CPUs for every process) and/or dedicated (the lab on half the CPUs, the "
                     "contender alone on the other half); default both")
-    ap.add_argument("--latency-rate", type=float, default=100, help="pods/s in the latency phase (default 100)")
-    ap.add_argument("--latency-seconds", type=float, default=10, help="length of the latency phase; 0: none")
+    ap.add_argument("--latency-rate", type=rates, default=rates("100,500"),
+                    help="pods/s of the latency phases, comma-separated (default 100,500); 0: none")
+    ap.add_argument("--latency-pods", type=int, default=1000, help="pods created in each latency phase (default 1000)")
     ap.add_argument("--drain-timeout", type=float, default=0,
                     help="seconds to wait for the drain (default 120 + pods/20)")
     ap.add_argument("--out", default=str(ROOT / "bench"), help="where RESULTS.md and throughput.png go")

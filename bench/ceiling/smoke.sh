@@ -13,11 +13,12 @@ trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 python3 "$TOYSCHED_ROOT/bench/run.py" --nodes 20 --pods 50 --runs 1 --contenders toy,ceiling \
-  --latency-rate 20 --latency-seconds 2 --out "$out" || fail "bench/run.py failed (exit $?)"
+  --latency-rate 20,40 --latency-pods 20 --out "$out" || fail "bench/run.py failed (exit $?)"
 
 [ -s "$out/RESULTS.md" ] || fail "no RESULTS.md"
 grep -q '^| toy-scheduler |' "$out/RESULTS.md" || fail "no toy-scheduler row in RESULTS.md"
 grep -q '^| bind ceiling |' "$out/RESULTS.md" || fail "no bind ceiling row in RESULTS.md"
+grep -q 'latency p50 / p99 at 40/s' "$out/RESULTS.md" || fail "no column for the 40/s latency phase"
 python3 - "$out/sched-results.json" <<'PY' || fail "sched-results.json does not show every pod bound"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -27,7 +28,9 @@ assert sorted((r["setting"], r["contender"]) for r in rs) == [
 for r in rs:
     assert "error" not in r, r
     assert r["bound"] == 50 and r["complete"], r
-    assert r["latency_pods"] == 40, r
+    assert sorted(r["latency"]) == ["20", "40"] and all(v["pods"] == 20 for v in r["latency"].values()), r
+    # the machine's busy time holds the contender's and the lab's
+    assert r["machine_cpu_s"] > 0 and r["other_cpu_s"] is not None, r
     assert r["cpu_s"] is not None and r["peak_rss_mib"], r
     # the API server's own counters: at least one binding per pod
     assert r["apiserver"]["requests"].get("POST pods binding", 0) >= 50, r["apiserver"]
