@@ -15,8 +15,17 @@ from common import (KUBECTL, LABELS, PARALLELISM, ROOT, SECTION_BEGIN, SECTION_E
                     setting_label)
 
 
+def figure(r: dict, key: str):
+    """r[key]; latency_<rate>_<p50|p99>_ms reads r["latency"][rate] (kept
+    nested in the results, so nothing derived is saved beside it)."""
+    if key.startswith("latency_") and key.count("_") == 3:
+        _, rate, p, _ = key.split("_")
+        return r.get("latency", {}).get(rate, {}).get(f"{p}_ms")
+    return r.get(key)
+
+
 def median(rs: list[dict], key: str) -> float | None:
-    xs = [r[key] for r in rs if r.get(key) is not None]
+    xs = [v for v in (figure(r, key) for r in rs) if v is not None]
     return statistics.median(xs) if xs else None
 
 
@@ -80,19 +89,13 @@ def latency_rates(results: list[dict]) -> list[str]:
     return sorted({k for r in results for k in r.get("latency", {})}, key=float)
 
 
-def flatten_latency(r: dict) -> None:
-    """latency[rate][p] as top-level keys (latency_100_p50_ms), for median()."""
-    for k, v in r.get("latency", {}).items():
-        r[f"latency_{k}_p50_ms"], r[f"latency_{k}_p99_ms"] = v.get("p50_ms"), v.get("p99_ms")
-
-
 def paired(results: list[dict], setting: str, n: int, a: str, b: str, key: str) -> str:
     """Contender a over b, run by run (the same run index: the same hour, the
     same machine state), as "median [min-max]"; one pair: just it."""
     runs = {}
     for r in results:
-        if r["setting"] == setting and r["nodes"] == n and "error" not in r and r.get(key) is not None:
-            runs.setdefault(r["run"], {})[r["contender"]] = r[key]
+        if r["setting"] == setting and r["nodes"] == n and "error" not in r and figure(r, key) is not None:
+            runs.setdefault(r["run"], {})[r["contender"]] = figure(r, key)
     rs = sorted(v[a] / v[b] for v in runs.values() if a in v and b in v and v[b])
     if not rs:
         return "n/a"
@@ -119,8 +122,6 @@ def summarize(results: list[dict], node_counts: list[int], contenders: list[str]
             for c in contenders:
                 rs = [r for r in results if r["setting"] == setting and r["nodes"] == n and r["contender"] == c
                       and "error" not in r]
-                for r in rs:
-                    flatten_latency(r)
                 keys = ["pods_per_s", "job_pods_per_s", "perf_avg_pods_per_s", "cpu_s_per_1000", "peak_rss_mib",
                         "lab_cpu_s_per_1000", "create_s", "create_pods_per_s", "drain_s",
                         "first_bind_after_start_s", "lab_ready_s", "requests_per_pod", "events_after_binds_s",
