@@ -16,6 +16,7 @@
 #include <iostream>
 #include <variant>
 
+#include "toysched/async/cpu_slice.hpp"
 #include "toysched/async/supervisor.hpp"
 #include "toysched/config/profiles.hpp"
 #include "toysched/kube/api.hpp"
@@ -349,6 +350,14 @@ std::optional<int> configure_process(const Options& opts) {
     if (!opts.throw_at.empty()) trace::set_throw_at(trace::parse_crash_at(opts.throw_at));
   } catch (const std::invalid_argument& e) {
     return fail_start(opts.throw_at.empty() ? e.what() : std::string(e.what()) + " (--crash-at or --throw-at)");
+  }
+  // Before any thread is started, so that every one inherits it.
+  if (opts.cpu_slice_microseconds > 0) {
+    auto why = async::request_cpu_slice(std::chrono::microseconds(opts.cpu_slice_microseconds));
+    if (why.empty())
+      TS_LOG(2, "CPU slice requested", {"microseconds", opts.cpu_slice_microseconds});
+    else
+      TS_LOG(1, "CPU slice not changed: the kernel's default stays", {"reason", why});
   }
   // Like a Go program's goroutine dump: every task and where it is parked.
   trace::install_sigquit_handler();

@@ -208,6 +208,11 @@ void add_scheduling_flags(CLI::App& app, Options& o) {
   app.add_option("--bind-parallelism", o.bind_parallelism,
                  "Binding requests (POSTs) in flight at once; decisions do not wait for them.")
       ->check(CLI::Range(1, 10000));
+  app.add_option("--cpu-slice-microseconds", o.cpu_slice_microseconds,
+                 "The CPU time slice the scheduler's one thread asks of the kernel (Linux 6.12+ EEVDF): a short "
+                 "slice makes a woken loop run sooner on a busy node, without more CPU than its share. 0: the "
+                 "kernel's default.")
+      ->check(CLI::Range(0, 100000));
   app.add_option("--percentage-of-nodes-to-score", o.percentage_of_nodes_to_score,
                  "Stop filtering once this % of the nodes are found feasible (0: kube-scheduler's adaptive "
                  "rule; 100: every node).")

@@ -72,8 +72,15 @@ struct Options {
   double kube_api_qps = 50;
   int kube_api_burst = 100;
 
-  // Binds in flight at once; the scheduling cycle never waits on them.
-  int bind_parallelism = 16;
+  // Binds in flight at once; the scheduling cycle never waits on them. Each
+  // needs a connection of its own (HTTP/1.1), opened at sync and kept warm.
+  // 32: the ReplicaSet controller creates a 60-pod Deployment in batches of
+  // up to 29 pods; with 16, the 17th pod of a batch waited for a 201 (25-100
+  // ms under the burst) and lost its race to kube-scheduler (race drill).
+  int bind_parallelism = 32;
+
+  // The loop's CPU slice (async/cpu_slice.hpp), microseconds; 0: the kernel's.
+  int cpu_slice_microseconds = 100;
 
   // kube-scheduler's percentageOfNodesToScore: 0 is its adaptive rule (all
   // nodes below 100, 50 % at 100 nodes down to 10 % at 5 000), 100 searches

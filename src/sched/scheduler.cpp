@@ -348,11 +348,17 @@ void Scheduler::finish_binding(const BindRequest& req) {
 // between the watch event and the 201 went.
 void Scheduler::report_latency(const BindRequest& req) {
   if (observer_.stages) observer_.stages(req.times);
+  log_stages(req, "Pod bound: milliseconds by stage");
+}
+
+// The same line for a bind that lost its race (409): where our time went
+// while the other scheduler's binding got in first.
+void Scheduler::log_stages(const BindRequest& req, std::string_view what) {
   if (!log::enabled(5)) return;
   auto s = stage_seconds(req.times);
   auto ms = [&](std::size_t i) { return s[i] * 1e3; };
-  TS_LOG(5, "Pod bound: milliseconds by stage", {"pod", key(req.pod)}, {"decode", ms(0)}, {"queue", ms(1)},
-         {"decide", ms(2)}, {"slot", ms(3)}, {"limiter", ms(4)}, {"connect", ms(5)}, {"post", ms(6)}, {"total", ms(7)},
+  TS_LOG(5, what, {"pod", key(req.pod)}, {"decode", ms(0)}, {"queue", ms(1)}, {"decide", ms(2)}, {"slot", ms(3)},
+         {"limiter", ms(4)}, {"connect", ms(5)}, {"post", ms(6)}, {"total", ms(7)},
          {"freshConnection", req.times.fresh_connection});
 }
 
@@ -378,6 +384,7 @@ void Scheduler::handle_bind_failure(const BindRequest& req, const kube::ApiError
     }
     TS_LOG(2, "Binding rejected: conflict, pod already assigned or changed", {"pod", key(pod)}, {"node", req.node},
            {"err", err.message});
+    log_stages(req, "Bind lost: milliseconds by stage");
   } else if (err.is_not_found()) {
     queue_.remove(pod.uid);
   } else if (err.code == kube::errc::cancelled) {

@@ -1,6 +1,6 @@
 // The loop helpers tasks use: Wakeup (sleep until a time, a wake or a
-// stop), Supervisor (what a task's exception does) and Slots (at most N
-// holders, the rest in line).
+// stop), Supervisor (what a task's exception does), Slots (at most N
+// holders, the rest in line) and the loop's CPU slice.
 #include <doctest/doctest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -12,8 +12,11 @@
 #include <chrono>
 #include <memory>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
+#include "toysched/async/cpu_slice.hpp"
 #include "toysched/async/slots.hpp"
 #include "toysched/async/supervisor.hpp"
 #include "toysched/async/wakeup.hpp"
@@ -201,4 +204,25 @@ TEST_CASE("Slots: close() refuses every waiter and every later acquire") {
   l.io.run_for(20ms);
   CHECK(late.refused);
   CHECK(l.order == std::vector<int>{1});
+}
+
+TEST_CASE("the CPU slice: asked of the kernel, read back, inherited by threads started after") {
+  // On a thread of its own, so the test process keeps the kernel's default.
+  std::string why;
+  std::chrono::nanoseconds before{}, after{}, child{};
+  std::thread([&] {
+    before = toysched::async::cpu_slice();
+    why = toysched::async::request_cpu_slice(200us);
+    after = toysched::async::cpu_slice();
+    std::thread([&] { child = toysched::async::cpu_slice(); }).join();
+  }).join();
+  if (before == 0ns) {
+    // A kernel that reports no slice (before EEVDF): it must say why, not pretend.
+    CHECK_FALSE(why.empty());
+    return;
+  }
+  INFO("kernel's default slice: " << before.count() << " ns; request: " << why);
+  CHECK(why.empty());
+  CHECK(after == 200us);
+  CHECK(child == 200us);
 }

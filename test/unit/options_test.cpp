@@ -31,7 +31,10 @@ TEST_CASE("defaults are kube-scheduler's") {
   CHECK(o.verbosity == 0);
   CHECK(o.kube_api_qps == 50);
   CHECK(o.kube_api_burst == 100);
-  CHECK(o.bind_parallelism == 16);
+  // Ours, not kube-scheduler's (it has no such flag): enough binds in flight
+  // for a ReplicaSet's batch of 29 pods (the race drill), and a short slice.
+  CHECK(o.bind_parallelism == 32);
+  CHECK(o.cpu_slice_microseconds == 100);
   CHECK_FALSE(o.leader_election.enabled);
   CHECK(o.leader_election.lease_duration == 15s);
   CHECK(o.leader_election.renew_deadline == 10s);
@@ -72,6 +75,8 @@ TEST_CASE("bad flags are one error line and status 1") {
   CHECK(e.err.find("--no-such-flag") != std::string::npos);
   CHECK(e.err.find('\n') == std::string::npos);
   CHECK(parse_exit({"--bind-parallelism=0"}).status == 1);
+  CHECK(parse_exit({"--cpu-slice-microseconds=-1"}).status == 1);
+  CHECK(parse_ok({"--cpu-slice-microseconds=0"}).cpu_slice_microseconds == 0);
   CHECK(parse_exit({"--kube-api-burst=-1"}).status == 1);
   CHECK(parse_exit({"--scheduler-name="}).status == 1);
   CHECK(parse_exit({"stray"}).status == 1);

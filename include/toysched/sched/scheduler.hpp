@@ -239,6 +239,7 @@ class Scheduler {
                                                       const kube::ApiError& err);
   void finish_binding(const BindRequest& req);
   void report_latency(const BindRequest& req);
+  void log_stages(const BindRequest& req, std::string_view what);
   void handle_bind_failure(const BindRequest& req, const kube::ApiError& err);
   // The pod (ns/name) as the pod informer last saw it, or nullptr.
   const kube::Pod* informer_pod(const kube::Pod& p) const;

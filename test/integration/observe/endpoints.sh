@@ -13,8 +13,8 @@ wait_until 10 "ready" '[ "$(curl -s "$url/readyz")" = ok ]'
 pass "/readyz ok once the informers synced"
 # Ready means ready to bind at once: the bind connections were opened when
 # the informers synced, before any pod (they once waited for the first pod,
-# which then waited for 16 TCP + TLS handshakes).
-grep -q '"Bind connections open" connections=16 ' "$TEST_TMP/toy.log" ||
+# which then waited for 16 TCP + TLS handshakes); 32: --bind-parallelism.
+grep -q '"Bind connections open" connections=32 ' "$TEST_TMP/toy.log" ||
   fail "/readyz ok but the bind connections are not open: $(grep -E 'synced|Bind conn' "$TEST_TMP/toy.log")"
 pass "the bind connections were open before /readyz said ok"
 
