@@ -10,16 +10,31 @@ ROOT = Path(os.environ.get("TOYSCHED_ROOT") or Path(__file__).resolve().parent.p
 BUILD = Path(os.environ.get("TOYSCHED_BUILD") or ROOT / "build")
 KUBE_LAB = BUILD / "kube-lab"
 KUBECTL = BUILD / "kubectl"
+KUBE_SCHEDULER = BUILD / "kube-scheduler"  # the release's kube-scheduler command (kube-lab under that name)
 TOY = BUILD / "toy-scheduler"
 CEILING = Path(os.environ.get("BENCH_CEILING") or BUILD / "bench" / "ceiling" / "bench-ceiling")
 
-CONTENDERS = ("toy", "kube-scheduler", "ceiling")
+# bench/contenders.py says how each is started. The order is the tables'.
+CONTENDERS = ("toy", "kube-scheduler", "kube-scheduler-matched", "toy-all-nodes", "kube-scheduler-all-nodes",
+              "client-go", "ceiling")
+# The latency phases run for these only: the two schedulers as users run
+# them, and the two clients that show the floor.
+LATENCY_CONTENDERS = ("toy", "kube-scheduler", "client-go", "ceiling")
 # shared: every process on every CPU; dedicated: the lab (with the watcher
 # and the pod creator) on one half of the CPUs, the contender on the other.
 SETTINGS = ("shared", "dedicated")
-LABELS = {"toy": "toy-scheduler", "kube-scheduler": "kube-scheduler", "ceiling": "bind ceiling",
+LABELS = {"toy": "toy-scheduler", "kube-scheduler": "kube-scheduler",
+          "kube-scheduler-matched": "kube-scheduler, toy's plugins",
+          "toy-all-nodes": "toy-scheduler, every node scored",
+          "kube-scheduler-all-nodes": "kube-scheduler, toy's plugins, every node scored",
+          "client-go": "client-go reference", "ceiling": "bind ceiling (our client)",
           # not in the default set: bench/page_cost.py's second contender
           "toy-page": "toy-scheduler, page open"}
+# The paired ratios reported: (a, b, what is compared). The ceiling posts no
+# events, so only its binds compare.
+PAIRS = (("toy", "kube-scheduler", "all"), ("toy", "kube-scheduler-matched", "all"),
+         ("toy-all-nodes", "kube-scheduler-all-nodes", "all"), ("toy", "client-go", "all"),
+         ("toy", "ceiling", "binds"))
 # scheduler_perf SchedulingBasic sizes; other node counts get 2 pods a node.
 DEFAULT_PODS = {500: 2000, 5000: 10000}
 PARALLELISM = 16

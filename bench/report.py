@@ -6,12 +6,11 @@ import hashlib
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 from pathlib import Path
 
-from common import (KUBECTL, LABELS, PARALLELISM, ROOT, SECTION_BEGIN, SECTION_END, TOY, VERBOSITY, log,
+from common import (KUBECTL, LABELS, PAIRS, PARALLELISM, ROOT, SECTION_BEGIN, SECTION_END, TOY, VERBOSITY,
                     setting_label)
 
 
@@ -137,7 +136,7 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
     L = []
     w = L.append
     w(SECTION_BEGIN)
-    w("## Scheduling: toy-scheduler, kube-scheduler and the bind ceiling")
+    w("## Scheduling: toy-scheduler, kube-scheduler and two references")
     w("")
     w(f"- Date: {info['date']}; whole run {wall_s / 60:.1f} min (wall).")
     w(f"- Command: `{info['command']}`")
@@ -149,10 +148,19 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
     w(f"- Versions: {info['toy_version']} at commit {info['commit']}; kube-scheduler, kube-apiserver and "
       f"kubectl {info['kubernetes']} (kube-lab); {info['compiler']}.")
     w(f"- Settings: client rate limits off for every contender (toy-scheduler `--kube-api-qps -1`, kube-scheduler "
-      f"`--qps -1` = QPS 1e6 / burst 2e6, the ceiling and the helpers unlimited); {PARALLELISM} bindings in flight "
-      f"(toy `--bind-parallelism {PARALLELISM}`, ceiling `--parallelism {PARALLELISM}`; kube-scheduler binds "
+      f"`clientConnection` QPS 1e6 / burst 2e6, the references unlimited); {PARALLELISM} bindings in flight "
+      f"(toy `--bind-parallelism {PARALLELISM}`, the references `--parallelism {PARALLELISM}`; kube-scheduler binds "
       f"asynchronously without a fixed cap); both schedulers at `-v={VERBOSITY}` (one log line per bound pod), "
-      "logging to a file; kube-scheduler with its default profile and percentageOfNodesToScore (adaptive).")
+      "logging to a file.")
+    w("- The contenders (bench/contenders.py writes their config files): **kube-scheduler** is the release's own "
+      "command (`build/kube-scheduler --config`), with its default profile and adaptive percentageOfNodesToScore. "
+      "**kube-scheduler, toy's plugins**: `multiPoint` with every default disabled, then exactly toy-scheduler's "
+      "plugins and weights (the four it lacks are volume and DRA plugins none of these pods needs), contention "
+      "profiling off. **every node scored**: that profile with `percentageOfNodesToScore: 100`, one file read by "
+      "both schedulers. **client-go reference** (`kube-lab bind-reference`): client-go set up as kube-scheduler "
+      "sets it up (protobuf, HTTP/2, an informer), a Binding to the next node in turn and a `Scheduled` event per "
+      "pod, no decisions: the floor for two writes a pod. **bind ceiling (our client)**: toy-scheduler's own "
+      "client posting Bindings in turn with no decisions and no events.")
     w("")
     w("### How it is measured")
     w("")
@@ -192,14 +200,14 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
       "contender slower than the rate queues the pods, and its latency grows with the phase.")
     w(f"- Medians over {args.runs} run(s). The ratios are paired: toy-scheduler's figure over the other's in the "
       "same run (same setting and node count, minutes apart), then the median of those ratios, with the lowest "
-      "and highest in brackets. The ceiling is our own client posting bindings round-robin over the nodes with no "
-      "decisions, events or status patches: how fast this API server takes bindings from that client on this "
-      "machine.")
+      "and highest in brackets. The latency phases run for toy-scheduler, kube-scheduler and the two references only.")
     for setting, n in summary:
         render_group(w, results, summary[(setting, n)], setting, n, contenders, pods_for, rates_seen)
     render_runs(w, results)
     w("")
     w("![pods/s against node count](throughput.png)")
+    w("")
+    w("![latency p50 and p99 per contender](latency.png)")
     w(SECTION_END)
     return "\n".join(L) + "\n"
 
@@ -227,23 +235,22 @@ def render_group(w, results, group, setting, n, contenders, pods_for, rates_seen
                     for k in rates_seen)
           + f"{fmt(s['lab_cpu_s_per_1000'], 2)} | {fmt(s['requests_per_pod'], 2)} | {fmt(s['other_cpu_s'], 2)} | "
           f"{s['runs']} |")
-    if group.get("toy"):
-        for other in ("kube-scheduler", "ceiling"):
-            if not group.get(other):
-                continue
+    for a, b, what in PAIRS:
+        if not group.get(a, {}).get("runs") or not group.get(b, {}).get("runs"):
+            continue
 
-            def pr(key):
-                return paired(results, setting, n, "toy", other, key)
-            parts = [f"binds {pr('pods_per_s')}"]
-            if other == "kube-scheduler":
-                parts += [f"whole job {pr('job_pods_per_s')}", f"per-second avg {pr('perf_avg_pods_per_s')}",
-                          f"CPU/1000 pods {pr('cpu_s_per_1000')}", f"peak RSS {pr('peak_rss_mib')}",
-                          f"apiserver CPU/pod {pr('lab_cpu_s_per_1000')}", f"requests/pod {pr('requests_per_pod')}"]
-                for k in rates_seen:
-                    parts += [f"latency at {k}/s p50 {pr(f'latency_{k}_p50_ms')}",
-                              f"p99 {pr(f'latency_{k}_p99_ms')}"]
-            w("")
-            w(f"toy-scheduler / {LABELS[other]} ({setting}, paired runs): " + "; ".join(parts) + ".")
+        def pr(key):
+            return paired(results, setting, n, a, b, key)
+        parts = [f"binds {pr('pods_per_s')}"]
+        if what == "all":
+            parts += [f"whole job {pr('job_pods_per_s')}", f"per-second avg {pr('perf_avg_pods_per_s')}",
+                      f"CPU/1000 pods {pr('cpu_s_per_1000')}", f"peak RSS {pr('peak_rss_mib')}",
+                      f"apiserver CPU/pod {pr('lab_cpu_s_per_1000')}", f"requests/pod {pr('requests_per_pod')}"]
+            for k in rates_seen:
+                if group[a].get(f"latency_{k}_p50_ms") is not None and group[b].get(f"latency_{k}_p50_ms") is not None:
+                    parts += [f"latency at {k}/s p50 {pr(f'latency_{k}_p50_ms')}", f"p99 {pr(f'latency_{k}_p99_ms')}"]
+        w("")
+        w(f"{LABELS[a]} / {LABELS[b]} ({setting}, paired runs): " + "; ".join(parts) + ".")
     cs = [group[c]["create_pods_per_s"] for c in contenders if group[c]["create_pods_per_s"]]
     ls = [group[c]["lab_ready_s"] for c in contenders if group[c]["lab_ready_s"]]
     w("")
@@ -288,48 +295,3 @@ def write_results_md(path: Path, section: str, begin: str = SECTION_BEGIN, end: 
     else:
         new = old.rstrip("\n") + "\n\n" + section
     path.write_text(new)
-
-
-def plot(out_dir: Path, work: Path, summary, node_counts, contenders) -> bool:
-    gnuplot = shutil.which("gnuplot")
-    if not gnuplot:
-        log("gnuplot is not installed: no plot (./dev bench installs gnuplot-nox)")
-        return False
-    dat = work / "throughput.dat"
-    settings = list(dict.fromkeys(k[0] for k in summary))
-    series = [(st, c) for st in settings for c in contenders]
-    with open(dat, "w") as f:
-        f.write("# nodes " + " ".join(f"{st}/{c}" for st, c in series) + "\n")
-        for n in node_counts:
-            vals = [summary[(st, n)][c]["job_pods_per_s"] for st, c in series]
-            f.write(f"{n} " + " ".join("?" if v is None else f"{v:.1f}" for v in vals) + "\n")
-    colours = {"toy": "lc rgb '#1b9e77' pt 7", "kube-scheduler": "lc rgb '#d95f02' pt 5",
-               "ceiling": "lc rgb '#555555' pt 9"}
-    lines = ", ".join(f"'{dat}' using 1:{i + 2} with linespoints lw 2 ps 1.5 {colours[c]} "
-                      f"dt {1 if st == 'shared' else 2} title '{LABELS[c]}, {st}'"
-                      for i, (st, c) in enumerate(series))
-    lo, hi = min(node_counts), max(node_counts)
-    script = f"""
-set terminal pngcairo size 900,560 font ',11'
-set output '{out_dir / "throughput.png"}'
-set datafile missing '?'
-set title 'Scheduling throughput on the lab (median pods/s, whole job: bound and Scheduled event)'
-set xlabel 'nodes'
-set ylabel 'pods/s'
-set logscale x
-set xrange [{lo / 1.6}:{hi * 1.6}]
-set xtics ({", ".join(str(n) for n in node_counts)})
-set yrange [0:*]
-set grid ytics
-set key outside right top
-plot {lines}
-"""
-    (work / "throughput.gp").write_text(script)
-    r = subprocess.run([gnuplot, str(work / "throughput.gp")], capture_output=True, text=True)
-    if r.returncode != 0:
-        log(f"gnuplot failed: {r.stderr.strip()}")
-        return False
-    return True
-
-
-# ------------------------------------------------------------------ main

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-"""Scheduling benchmark: toy-scheduler, kube-scheduler and the bind ceiling,
-side by side on the lab. `./dev bench` runs it; see --help.
+"""Scheduling benchmark: toy-scheduler, kube-scheduler (the release's own
+command, with its default profile and with toy-scheduler's plugins), both
+scoring every node, a client-go reference and the bind ceiling, side by side
+on the lab. `./dev bench` runs it; see --help. bench/contenders.py says how
+each contender is started and configured.
 
 For every node count, run and contender, on a FRESH lab (a new kube-lab
 process and etcd: every contender meets the same empty API server, nothing
@@ -16,7 +19,8 @@ left over from the previous one):
      until the watcher has seen every pod bound (the bind drain) and a watch
      of the events has seen every pod's `Scheduled` event (the whole job):
      throughput, CPU, peak RSS, the API server's request counters;
-  5. latency phases, contender still running: create pods at a steady rate
+  5. latency phases (toy-scheduler, kube-scheduler and the two references
+     only), contender still running: create pods at a steady rate
      (default 1 000 pods at 100/s, then 1 000 at 500/s) and take, per pod,
      the time from the watcher seeing it created to the watcher seeing it
      bound;
@@ -49,9 +53,11 @@ import urllib.request
 from pathlib import Path
 
 from apiserver import ApiServer, ScheduledEvents, counter_delta
-from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, LABELS, LAT_NS, PARALLELISM, ROOT, SETTINGS,
-                    TOY, TPUT_NS, VERBOSITY, cpu_split, log, rates)
-from report import fmt, machine, old_latency, plot, render, summarize, write_results_md
+from contenders import contender_cmd
+from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, KUBE_SCHEDULER, LABELS, LAT_NS,
+                    LATENCY_CONTENDERS, ROOT, SETTINGS, TOY, TPUT_NS, cpu_split, log, rates)
+from plots import plot_latency, plot_throughput
+from report import fmt, latency_rates, machine, old_latency, render, summarize, write_results_md
 
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # this checkout's, whatever TOYSCHED_ROOT says
 from devlib.lab import Lab as KubeLab, toy_http_port  # noqa: E402  (the lab launcher, shared with the drills)
@@ -175,22 +181,6 @@ def create_pods(kubeconfig: str, scheduler: str, ns: str, count: int, rate: floa
     return {"created": int(m.group(1)), "seconds": float(m.group(3)), "wall_seconds": secs}
 
 
-def contender_cmd(c: str, kubeconfig: str, scheduler: str) -> list[str]:
-    if c in ("toy", "toy-page"):
-        return [str(TOY), "--kubeconfig", kubeconfig, "--scheduler-name", scheduler, f"-v={VERBOSITY}",
-                "--kube-api-qps", "-1", "--bind-parallelism", str(PARALLELISM), "--secure-port", "0"] + (
-                    ["--metrics-bind-address", "127.0.0.1:0"] if c == "toy-page" else [])
-    if c == "kube-scheduler":
-        # kube-lab kube-scheduler runs the scheduler in this very process
-        # (no child), so /proc/PID is the scheduler's own. --qps <= 0: no limit.
-        return [str(KUBE_LAB), "kube-scheduler", "--kubeconfig", kubeconfig, "--scheduler-name", scheduler,
-                "--qps", "-1", "-v", str(VERBOSITY)]
-    if c == "ceiling":
-        return [str(CEILING), "bind", "--kubeconfig", kubeconfig, "--scheduler-name", scheduler,
-                "--parallelism", str(PARALLELISM)]
-    raise ValueError(c)
-
-
 # ------------------------------------------------------------------ one measurement
 
 
@@ -304,7 +294,7 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
             f"(created in {cr['seconds']:.1f}s)")
         err = open(work / f"{c}.log", "w")
         start_ns = time.time_ns()
-        proc = subprocess.Popen(contender_cmd(c, lab.kubeconfig, scheduler), stdout=err, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(contender_cmd(c, lab.kubeconfig, scheduler, work), stdout=err, stderr=subprocess.STDOUT,
                                 preexec_fn=lambda: os.sched_setaffinity(0, contender_cpus))
         if c == "toy-page":
             page = PageFeed(work / f"{c}.log", proc)
@@ -348,7 +338,7 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
         if res.get("lab_cpu_s") is not None and bt:
             res["lab_cpu_s_per_1000"] = res["lab_cpu_s"] / (len(bt) / 1000)
 
-        if ok:
+        if ok and c in LATENCY_CONTENDERS:
             res["latency"] = {}
             for rate in args.latency_rate:  # one namespace per rate: the watcher counts its pods apart
                 ns = f"{LAT_NS}-{rate:g}"
@@ -375,10 +365,14 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
             m = re.search(r"bound (\d+) conflicts (\d+) errors (\d+)", out)
             if m:
                 res["ceiling_errors"] = int(m.group(3))
+        if proc is not None and c == "client-go":
+            m = re.search(r"bound (\d+) failed (\d+) events (\d+) event-failed (\d+)", (work / f"{c}.log").read_text())
+            if m:
+                res["client_go_errors"] = int(m.group(2)) + int(m.group(4))
         if watcher:
             watcher.stop()
         lat = res.get("latency", {})
-        incomplete = not res.get("complete") or any(
+        incomplete = not res.get("complete") or c in LATENCY_CONTENDERS and any(
             lat.get(f"{rate:g}", {}).get("pods", 0) < args.latency_pods for rate in args.latency_rate)
         lab.close(keep=args.keep or incomplete)
         if incomplete:
@@ -413,7 +407,8 @@ def rerender(args) -> int:
     if Path(args.from_json).resolve() != (out_dir / "sched-results.json").resolve():
         shutil.copy(args.from_json, out_dir / "sched-results.json")
     work = Path(tempfile.mkdtemp(prefix="toysched-bench."))
-    plot(out_dir, work, summary, node_counts, contenders)
+    plot_throughput(out_dir, work, summary, node_counts, contenders)
+    plot_latency(out_dir, work, summary, contenders, latency_rates(results))
     shutil.rmtree(work, ignore_errors=True)
     log(f"wrote {out_dir / 'RESULTS.md'} from {args.from_json}")
     return 0
@@ -469,7 +464,7 @@ def main() -> int:
             ap.error(f"unknown setting {x}")
     if "dedicated" in settings and len(os.sched_getaffinity(0)) < 2:
         ap.error("--settings dedicated needs 2 CPUs or more")
-    for p in (KUBE_LAB, TOY, CEILING):
+    for p in (KUBE_LAB, KUBE_SCHEDULER, TOY, CEILING):
         if not os.access(p, os.X_OK):
             log(f"{p} is missing: run ./dev build (bench-ceiling needs subdir('bench') in meson.build)")
             return 1
@@ -501,8 +496,10 @@ def main() -> int:
          "summary": {f"{k[0]}/{k[1]}": v for k, v in summary.items()}}, indent=1) + "\n")
     write_results_md(out_dir / "RESULTS.md", render(results, summary, node_counts, contenders, info, args, wall,
                                                     pods_for))
-    plotted = plot(out_dir, work, summary, node_counts, contenders)
-    log(f"wrote {out_dir / 'RESULTS.md'}" + (f" and {out_dir / 'throughput.png'}" if plotted else "")
+    plotted = [p for p, ok in (("throughput.png", plot_throughput(out_dir, work, summary, node_counts, contenders)),
+                               ("latency.png", plot_latency(out_dir, work, summary, contenders,
+                                                            latency_rates(results)))) if ok]
+    log(f"wrote {out_dir / 'RESULTS.md'}" + "".join(f", {out_dir / p}" for p in plotted)
         + f" in {wall / 60:.1f} min")
     if args.keep or getattr(args, "keep_work", False):
         log(f"kept {work}")

@@ -32,9 +32,12 @@ import (
 )
 
 func main() {
-	if filepath.Base(os.Args[0]) == "kubectl" {
+	switch filepath.Base(os.Args[0]) {
+	case "kubectl":
 		runKubectl(os.Args)
 		return
+	case "kube-scheduler":
+		os.Exit(runUpstreamKubeScheduler())
 	}
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
@@ -47,6 +50,8 @@ func main() {
 			os.Exit(printKubeSchedulerFlags())
 		case "toxiproxy":
 			os.Exit(runToxiproxy(os.Args[2:]))
+		case "bind-reference":
+			os.Exit(runBindReference(os.Args[2:]))
 		}
 	}
 	os.Exit(runLab(os.Args[1:]))

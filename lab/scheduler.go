@@ -8,6 +8,12 @@ package main
 //
 // `kube-lab kube-scheduler` is also usable on its own, e.g. to run a second
 // kube-scheduler with another --scheduler-name or with leader election.
+//
+// Invoked as `kube-scheduler` (build/kube-scheduler, a symlink to kube-lab),
+// the binary is the pinned release's kube-scheduler command itself, every
+// flag and --config included: cmd/kube-scheduler's main is the upstream
+// command run by component-base's cli, and so is runUpstreamKubeScheduler.
+// The benchmark runs it with a config file of its own, as a user would.
 
 import (
 	"context"
@@ -26,8 +32,11 @@ import (
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/component-base/cli"
 	basecompatibility "k8s.io/component-base/compatibility"
 	logsapi "k8s.io/component-base/logs/api/v1"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // the client's metrics on /metrics, as upstream's binary has
+	_ "k8s.io/component-base/metrics/prometheus/version"  // kubernetes_build_info, as upstream's binary has
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 )
@@ -109,6 +118,12 @@ func (c *childScheduler) stop() {
 		<-c.done
 	}
 	c.log.Close()
+}
+
+// runUpstreamKubeScheduler is the binary invoked as kube-scheduler: the
+// release's command line, exactly (os.Args[1:] are its flags).
+func runUpstreamKubeScheduler() int {
+	return cli.Run(app.NewSchedulerCommand())
 }
 
 // runKubeScheduler is `kube-lab kube-scheduler`: the upstream scheduler

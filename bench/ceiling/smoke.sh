@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Smoke run of the benchmark harness, for `./dev test` (suite integration):
-# 20 nodes, 50 pods, one run, toy-scheduler and the bind ceiling only, in
-# both settings (shared and dedicated CPUs). It
+# 20 nodes, 50 pods, one run, toy-scheduler and the bind ceiling in both
+# settings (shared and dedicated CPUs); then, shared only, the contenders
+# started from a config file (kube-scheduler's command and toy-scheduler
+# reading the same "every node scored" file) and the client-go reference. It
 # checks that bench/run.py runs end to end, every pod gets bound and the
 # report is written - into a temp dir, never into the repository. No figure
 # is judged: benchmarks are not tests.
@@ -17,7 +19,7 @@ python3 "$TOYSCHED_ROOT/bench/run.py" --nodes 20 --pods 50 --runs 1 --contenders
 
 [ -s "$out/RESULTS.md" ] || fail "no RESULTS.md"
 grep -q '^| toy-scheduler |' "$out/RESULTS.md" || fail "no toy-scheduler row in RESULTS.md"
-grep -q '^| bind ceiling |' "$out/RESULTS.md" || fail "no bind ceiling row in RESULTS.md"
+grep -q '^| bind ceiling (our client) |' "$out/RESULTS.md" || fail "no bind ceiling row in RESULTS.md"
 grep -q 'latency p50 / p99 at 40/s' "$out/RESULTS.md" || fail "no column for the 40/s latency phase"
 python3 - "$out/sched-results.json" <<'PY' || fail "sched-results.json does not show every pod bound"
 import json, sys
@@ -44,5 +46,31 @@ for r in rs:
 PY
 if command -v gnuplot >/dev/null; then
   [ -s "$out/throughput.png" ] || fail "gnuplot is installed but no throughput.png"
+  [ -s "$out/latency.png" ] || fail "gnuplot is installed but no latency.png"
 fi
-echo "ok: harness ran end to end (toy-scheduler and the ceiling bound 50/50)"
+
+out2=$out/config-file-contenders
+python3 "$TOYSCHED_ROOT/bench/run.py" --nodes 20 --pods 50 --runs 1 --settings shared \
+  --contenders toy-all-nodes,kube-scheduler-all-nodes,client-go --latency-rate 20 --latency-pods 20 \
+  --out "$out2" || fail "bench/run.py with the config-file contenders failed (exit $?)"
+grep -q "^| kube-scheduler, toy's plugins, every node scored |" "$out2/RESULTS.md" || fail "no matched row"
+grep -q "^toy-scheduler, every node scored / kube-scheduler, toy's plugins, every node scored (shared, paired" \
+  "$out2/RESULTS.md" || fail "no paired ratio of the two every-node contenders"
+python3 - "$out2/sched-results.json" <<'PY' || fail "the config-file contenders did not bind every pod"
+import json, sys
+rs = json.load(open(sys.argv[1]))["results"]
+assert sorted(r["contender"] for r in rs) == ["client-go", "kube-scheduler-all-nodes", "toy-all-nodes"], rs
+for r in rs:
+    assert "error" not in r and r["bound"] == 50 and r["complete"], r
+    # every one of them posts a Binding and an event per pod
+    assert r["apiserver"]["requests"].get("POST pods binding", 0) >= 50, r["apiserver"]
+    assert r["apiserver"]["requests"].get("POST events", 0) >= 50, r["apiserver"]
+    # latency phases for the references and the schedulers as users run them only
+    assert ("latency" in r) == (r["contender"] == "client-go"), r
+    if r["contender"] == "client-go":
+        assert r.get("client_go_errors") == 0, r
+PY
+if command -v gnuplot >/dev/null; then  # labels with an apostrophe ("toy's plugins") once broke gnuplot's quoting
+  [ -s "$out2/throughput.png" ] && [ -s "$out2/latency.png" ] || fail "no plots for the config-file contenders"
+fi
+echo "ok: harness ran end to end (toy-scheduler, the ceiling, the config-file contenders and client-go bound 50/50)"
