@@ -129,35 +129,18 @@ func bindReference(ctx context.Context, kubeconfig, schedulerName string, parall
 	fmt.Printf("bind-reference: synced nodes=%d pending=%d\n", len(nodes), len(pending))
 
 	host, _ := os.Hostname()
-	scheduled := make(chan *corev1.Pod, 1<<20)
+	scheduled := make(chan boundPod, 1<<20)
 	var wg sync.WaitGroup
 	var next atomic.Uint64
 	for range parallelism {
 		consume(ctx, &wg, pending, func(p *corev1.Pod) {
 			node := nodes[next.Add(1)%uint64(len(nodes))]
-			if err := bindRefBind(ctx, cs, p, node); err != nil {
-				if ctx.Err() != nil {
-					n.stopped.Add(1)
-					return
-				}
-				n.bindFailed.Add(1)
-				fmt.Fprintf(os.Stderr, "bind-reference: binding %s/%s: %v\n", p.Namespace, p.Name, err)
-				return
+			if n.tally(ctx, bindRefBind(ctx, cs, p, node), &n.bound, &n.bindFailed, "binding", p) {
+				scheduled <- boundPod{p, node}
 			}
-			n.bound.Add(1)
-			scheduled <- bindRefNoted(p, node)
 		})
-		consume(ctx, &wg, scheduled, func(p *corev1.Pod) {
-			if err := bindRefEvent(ctx, cs, p, host); err != nil {
-				if ctx.Err() != nil { // the bench stops us once the pods are bound, events may be in flight
-					n.stopped.Add(1)
-					return
-				}
-				n.eventFailed.Add(1)
-				fmt.Fprintf(os.Stderr, "bind-reference: event for %s/%s: %v\n", p.Namespace, p.Name, err)
-				return
-			}
-			n.events.Add(1)
+		consume(ctx, &wg, scheduled, func(b boundPod) {
+			n.tally(ctx, bindRefEvent(ctx, cs, b, host), &n.events, &n.eventFailed, "event for", b.pod)
 		})
 	}
 	<-ctx.Done()
@@ -165,8 +148,31 @@ func bindReference(ctx context.Context, kubeconfig, schedulerName string, parall
 	return nil
 }
 
-// consume runs do on every pod from ch, on a goroutine of its own, until ctx ends.
-func consume(ctx context.Context, wg *sync.WaitGroup, ch <-chan *corev1.Pod, do func(*corev1.Pod)) {
+// boundPod is a pod with the node its Binding named, for the event's note.
+type boundPod struct {
+	pod  *corev1.Pod
+	node string
+}
+
+// tally counts one request's outcome: done, cut short by the stop (the
+// bench stops us once the pods are bound; requests may still be in flight),
+// or failed (and said so). True when it was done.
+func (n *bindRefCounts) tally(ctx context.Context, err error, done, failed *atomic.Int64, what string, p *corev1.Pod) bool {
+	switch {
+	case err == nil:
+		done.Add(1)
+		return true
+	case ctx.Err() != nil:
+		n.stopped.Add(1)
+	default:
+		failed.Add(1)
+		fmt.Fprintf(os.Stderr, "bind-reference: %s %s/%s: %v\n", what, p.Namespace, p.Name, err)
+	}
+	return false
+}
+
+// consume runs do on every item from ch, on a goroutine of its own, until ctx ends.
+func consume[T any](ctx context.Context, wg *sync.WaitGroup, ch <-chan T, do func(T)) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -174,8 +180,8 @@ func consume(ctx context.Context, wg *sync.WaitGroup, ch <-chan *corev1.Pod, do 
 			select {
 			case <-ctx.Done():
 				return
-			case p := <-ch:
-				do(p)
+			case x := <-ch:
+				do(x)
 			}
 		}
 	}()
@@ -188,15 +194,8 @@ func bindRefBind(ctx context.Context, cs *kubernetes.Clientset, p *corev1.Pod, n
 	}, metav1.CreateOptions{})
 }
 
-// bindRefNoted is the pod with the node it went to, for the event's note.
-func bindRefNoted(p *corev1.Pod, node string) *corev1.Pod {
-	q := p.DeepCopy()
-	q.Spec.NodeName = node
-	return q
-}
-
-func bindRefEvent(ctx context.Context, cs *kubernetes.Clientset, p *corev1.Pod, host string) error {
-	now := time.Now()
+func bindRefEvent(ctx context.Context, cs *kubernetes.Clientset, b boundPod, host string) error {
+	p, now := b.pod, time.Now()
 	_, err := cs.EventsV1().Events(p.Namespace).Create(ctx, &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: p.Namespace,
@@ -211,7 +210,7 @@ func bindRefEvent(ctx context.Context, cs *kubernetes.Clientset, p *corev1.Pod, 
 		Type:                corev1.EventTypeNormal,
 		Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace, Name: p.Name,
 			UID: p.UID},
-		Note: fmt.Sprintf("Successfully assigned %s/%s to %s", p.Namespace, p.Name, p.Spec.NodeName),
+		Note: fmt.Sprintf("Successfully assigned %s/%s to %s", p.Namespace, p.Name, b.node),
 	}, metav1.CreateOptions{})
 	return err
 }
