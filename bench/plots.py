@@ -12,6 +12,7 @@ from common import LABELS, log
 COLOURS = {"toy": "#1b9e77", "kube-scheduler": "#d95f02", "kube-scheduler-matched": "#e6ab02",
            "toy-all-nodes": "#66a61e", "kube-scheduler-all-nodes": "#a6761d", "client-go": "#7570b3",
            "ceiling": "#555555", "toy-page": "#e7298a"}
+WORKLOAD_TITLES = {"basic": "SchedulingBasic", "backlog": "backlog"}
 
 
 def gnuplot(work: Path, name: str, script: str) -> bool:
@@ -27,16 +28,23 @@ def gnuplot(work: Path, name: str, script: str) -> bool:
     return True
 
 
+def primary_workload(summary) -> str:
+    """The workload the plots show: the first measured (basic, SchedulingBasic,
+    when it ran); the tables have every one."""
+    return next(iter(summary))[0]
+
+
 def plot_throughput(out_dir: Path, work: Path, summary, node_counts, contenders) -> bool:
     """throughput.png: whole-job pods/s against node count, a line per
-    contender and setting (dashed: dedicated)."""
+    contender and setting (dashed: dedicated), for the primary workload."""
     dat = work / "throughput.dat"
-    settings = list(dict.fromkeys(k[0] for k in summary))
+    wl = primary_workload(summary)
+    settings = list(dict.fromkeys(k[1] for k in summary if k[0] == wl))
     series = [(st, c) for st in settings for c in contenders]
     with open(dat, "w") as f:
         f.write("# nodes " + " ".join(f"{st}/{c}" for st, c in series) + "\n")
         for n in node_counts:
-            vals = [summary[(st, n)][c]["job_pods_per_s"] for st, c in series]
+            vals = [summary.get((wl, st, n), {}).get(c, {}).get("job_pods_per_s") for st, c in series]
             f.write(f"{n} " + " ".join("?" if v is None else f"{v:.1f}" for v in vals) + "\n")
     lines = ", ".join(f"'{dat}' using 1:{i + 2} with linespoints lw 2 ps 1.5 lc rgb '{COLOURS[c]}' "
                       f"pt {5 if c.startswith('kube') else 7} dt {1 if st == 'shared' else 2} "
@@ -47,7 +55,7 @@ def plot_throughput(out_dir: Path, work: Path, summary, node_counts, contenders)
 set terminal pngcairo size 1100,600 font ',11'
 set output '{out_dir / "throughput.png"}'
 set datafile missing '?'
-set title 'Scheduling throughput on the lab (median pods/s, whole job: bound and Scheduled event)'
+set title 'Throughput on the lab, {WORKLOAD_TITLES[wl]} (median pods/s, whole job: bound and Scheduled event)'
 set xlabel 'nodes'
 set ylabel 'pods/s'
 set logscale x
@@ -64,8 +72,9 @@ def plot_latency(out_dir: Path, work: Path, summary, contenders, rates) -> bool:
     """latency.png: for every node count, setting and rate (a group on the x
     axis), a bar per contender that ran the latency phases: its median p99
     (light) with its median p50 drawn over it (dark); log scale, ms."""
-    groups = [(st, n, k) for (st, n) in summary for k in rates]
-    series = [c for c in contenders if any(summary[(st, n)][c].get(f"latency_{k}_p50_ms") is not None
+    wl = primary_workload(summary)
+    groups = [(st, n, k) for (w, st, n) in summary if w == wl for k in rates]
+    series = [c for c in contenders if any(summary[(wl, st, n)][c].get(f"latency_{k}_p50_ms") is not None
                                            for st, n, k in groups)]
     if not groups or not series:
         return False
@@ -75,8 +84,8 @@ def plot_latency(out_dir: Path, work: Path, summary, contenders, rates) -> bool:
         for c in series:  # one data block per contender: `index i` below
             f.write(f"# {c}: x p50 p99\n")
             for j, (st, n, k) in enumerate(groups):
-                p50 = summary[(st, n)][c].get(f"latency_{k}_p50_ms")
-                p99 = summary[(st, n)][c].get(f"latency_{k}_p99_ms")
+                p50 = summary[(wl, st, n)][c].get(f"latency_{k}_p50_ms")
+                p99 = summary[(wl, st, n)][c].get(f"latency_{k}_p99_ms")
                 if p50 is not None and p99 is not None:
                     f.write(f"{j * width + series.index(c)} {p50:.2f} {p99:.2f}\n")
             f.write("\n\n")

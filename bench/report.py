@@ -10,7 +10,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-from common import (KUBECTL, LABELS, PAIRS, PARALLELISM, ROOT, SECTION_BEGIN, SECTION_END, TOY, VERBOSITY,
+from common import (INIT_PODS, KUBECTL, LABELS, PAIRS, PARALLELISM, ROOT, SECTION_BEGIN, SECTION_END, TOY, VERBOSITY,
                     setting_label)
 
 
@@ -88,12 +88,22 @@ def latency_rates(results: list[dict]) -> list[str]:
     return sorted({k for r in results for k in r.get("latency", {})}, key=float)
 
 
-def paired(results: list[dict], setting: str, n: int, a: str, b: str, key: str) -> str:
-    """Contender a over b, run by run (the same run index: the same hour, the
-    same machine state), as "median [min-max]"; one pair: just it."""
+def workload_of(r: dict) -> str:
+    """A result's workload (one from before workloads: backlog, all there was)."""
+    return r.setdefault("workload", "backlog")
+
+
+def in_group(r: dict, workload: str, setting: str, n: int) -> bool:
+    return workload_of(r) == workload and r["setting"] == setting and r["nodes"] == n
+
+
+def paired(results: list[dict], group: tuple, a: str, b: str, key: str) -> str:
+    """Contender a over b, run by run within one (workload, setting, node
+    count) group (the same run index: the same hour, the same machine state),
+    as "median [min-max]"; one pair: just it."""
     runs = {}
     for r in results:
-        if r["setting"] == setting and r["nodes"] == n and "error" not in r and figure(r, key) is not None:
+        if in_group(r, *group) and "error" not in r and figure(r, key) is not None:
             runs.setdefault(r["run"], {})[r["contender"]] = figure(r, key)
     rs = sorted(v[a] / v[b] for v in runs.values() if a in v and b in v and v[b])
     if not rs:
@@ -113,13 +123,17 @@ def settings_of(results: list[dict]) -> list[str]:
 
 
 def summarize(results: list[dict], node_counts: list[int], contenders: list[str]) -> dict:
-    """Medians per (setting, node count, contender): summary[(setting, n)][c]."""
+    """Medians per (workload, setting, node count, contender):
+    summary[(workload, setting, n)][c]."""
     summary = {}
-    for setting in settings_of(results):
+    workloads = list(dict.fromkeys(workload_of(r) for r in results))
+    for workload, setting in ((wl, st) for wl in workloads for st in settings_of(results)):
         for n in node_counts:
-            group = summary[(setting, n)] = {}
+            if not any(in_group(r, workload, setting, n) for r in results):
+                continue
+            group = summary[(workload, setting, n)] = {}
             for c in contenders:
-                rs = [r for r in results if r["setting"] == setting and r["nodes"] == n and r["contender"] == c
+                rs = [r for r in results if in_group(r, workload, setting, n) and r["contender"] == c
                       and "error" not in r]
                 keys = ["pods_per_s", "job_pods_per_s", "perf_avg_pods_per_s", "cpu_s_per_1000", "peak_rss_mib",
                         "lab_cpu_s_per_1000", "create_s", "create_pods_per_s", "drain_s",
@@ -170,39 +184,49 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
     w("- Each contender, each run, gets a fresh lab (new kube-lab process, empty etcd) and its own "
       "schedulerName (`bench-<contender>-<run>`), so nothing left by one contender weighs on the next. The "
       "contenders' order is shuffled in each run.")
-    w("- The measured pods are created before the contender starts (pending, 32 POSTs in flight, C++ client), "
-      "as scheduler_perf does: the scheduler only drains. Their creation time is shown but not measured.")
-    w("- A watcher (`bench-ceiling watch`: C++, the project's client, list+watch on the schedulerName) has listed "
-      "them before the contender starts and stamps each pod when it sees `spec.nodeName` set. It re-watches as "
+    w("- Two workloads, each table names its own. **SchedulingBasic** as scheduler_perf runs it: the contender "
+      "starts on an empty queue and places the initial pods (scheduler_perf's initPods: 500 at 500 nodes, 1 000 "
+      "at 5 000); then the measured pods are created while it runs (32 POSTs in flight, C++ client), and the "
+      "window opens as they start: creation is inside it, and no contender can be faster than the creator. "
+      "**backlog**: the measured pods are all created, pending, before the contender starts, so it only drains; "
+      "their creation time is shown but not measured.")
+    w("- A watcher (`bench-ceiling watch`: C++, the project's client, list+watch on the schedulerName) is listed "
+      "before the contender starts and stamps each pod when it first sees it and when it sees `spec.nodeName` set. "
+      "It re-watches as "
       "soon as the server ends a watch response, as the scheduler's own reflector does (kube-apiserver ends a "
       "watcher it finds slow with the final chunk but keeps the connection for its 90 s idle timeout). A second "
       "watch (bench/apiserver.py) stamps each pod's first `Scheduled` event.")
-    w("- **binds pods/s** = (pods − 1) / (last bind seen − first bind seen). **whole job pods/s** = (pods − 1) / "
-      "(the moment every pod is bound *and* has its `Scheduled` event − first bind seen): a scheduler that "
-      "posts its events after its binds is not done before they are. **per-second avg** = scheduler_perf's "
-      "SchedulingThroughput Average replayed from the bind stamps (1 s samples from the contender's start, "
+    w("- **binds pods/s** = backlog: (pods − 1) / (last bind seen − first bind seen); SchedulingBasic: pods / "
+      "(last bind seen − first measured pod seen created). **whole job pods/s**: the same with the end at the "
+      "moment every pod is bound *and* has its `Scheduled` event: a scheduler that posts its events after its "
+      "binds is not done before they are. **per-second avg** = scheduler_perf's "
+      "SchedulingThroughput Average replayed from the bind stamps (1 s samples from the window's start, "
       "first non-empty sample skipped, empty seconds folded into the next; in brackets, how many samples; n/a "
       "when the drain is too short to give one).")
-    w("- **CPU s / 1000 pods** = the contender process's utime+stime (/proc/PID/stat) from its start until the "
-      "whole job is done, start-up and initial lists included, divided by thousands of pods. **Peak RSS** = "
+    w("- **CPU s / 1000 pods** = the contender process's utime+stime (/proc/PID/stat) over the window (backlog: "
+      "from its start, start-up and initial lists included; SchedulingBasic: from the first measured pod's "
+      "creation) until the whole job is done, divided by thousands of pods. **Peak RSS** = "
       "VmHWM at the same moment. **apiserver CPU** = the lab process (etcd + kube-apiserver) over the same "
       "span, per 1000 pods. **requests / pod** = the growth of kube-apiserver's own `apiserver_request_total` "
       "(resource requests, every client; the watches are long-running and counted when they end) over the same "
-      "span, per pod; the breakdown by verb and resource is in sched-results.json.")
+      "span, per pod (in SchedulingBasic the pods' creation is in the window: one request more, and its apiserver "
+      "CPU); the breakdown by verb and resource is in sched-results.json.")
     w("- **other CPU s** = the machine's busy CPU time (/proc/stat) over the same span less the contender's and "
-      "the lab's: the watcher, the event watch, this script, and anything else that ran. On a quiet machine it "
-      "is small beside them; when it is not, the run's figures are suspect.")
+      "the lab's: the watcher, the event watch, this script, in SchedulingBasic the pod creator, and anything "
+      "else that ran. On a quiet machine it is small beside them; when it is not, the run's figures are suspect.")
     rates_seen = latency_rates(results)
-    w(f"- **Latency** (phases after the drain, contender still running: {args.latency_pods:,} pods at each of "
+    w("- **Latency** (phases after the drain, in the first workload measured, contender still running: "
+      f"{args.latency_pods:,} pods at each of "
       f"{', '.join(r + '/s' for r in rates_seen) or 'no rate'}, created at a steady rate into a namespace of "
       "their own) = bound seen on the watch − created seen on the watch, per pod; p50 / p99 (nearest rank). It "
       "includes the watch delivery to the contender and back to the watcher, not the POST of the pod. A "
       "contender slower than the rate queues the pods, and its latency grows with the phase.")
     w(f"- Medians over {args.runs} run(s). The ratios are paired: toy-scheduler's figure over the other's in the "
-      "same run (same setting and node count, minutes apart), then the median of those ratios, with the lowest "
-      "and highest in brackets. The latency phases run for toy-scheduler, kube-scheduler and the two references only.")
-    for setting, n in summary:
-        render_group(w, results, summary[(setting, n)], setting, n, contenders, pods_for, rates_seen)
+      "same run (same workload, setting and node count, minutes apart), then the median of those ratios, with "
+      "the lowest and highest in brackets. The latency phases run for toy-scheduler, kube-scheduler and the two "
+      "references only.")
+    for key in summary:
+        render_group(w, results, summary[key], key, contenders, pods_for, rates_seen)
     render_runs(w, results)
     w("")
     w("![pods/s against node count](throughput.png)")
@@ -212,12 +236,16 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
     return "\n".join(L) + "\n"
 
 
-def render_group(w, results, group, setting, n, contenders, pods_for, rates_seen) -> None:
-    """One setting and node count: the medians, the paired ratios, the set-up."""
+def render_group(w, results, group, group_key, contenders, pods_for, rates_seen) -> None:
+    """One workload, setting and node count: the medians, the paired ratios, the set-up."""
+    workload, setting, n = group_key
     cpus = next((group[c]["cpus"] for c in contenders if group[c]["runs"]), (None, None))
     label = setting_label(setting, cpus[0] or [], cpus[1] or []) if cpus[0] else setting
+    init = next((r["init_pods"] for r in results if in_group(r, *group_key) and "init_pods" in r), INIT_PODS.get(n, n))
+    what = (f"SchedulingBasic: {init:,} initial pods placed, then {pods_for(n):,} measured pods created while it runs"
+            if workload == "basic" else f"backlog: {pods_for(n):,} pods pending before the contender starts")
     w("")
-    w(f"### {n:,} nodes, {pods_for(n):,} pods; {label}")
+    w(f"### {n:,} nodes, {what}; {label}")
     w("")
     w("| contender | binds pods/s | whole job pods/s | per-second avg | CPU s / 1000 pods | peak RSS | "
       + "".join(f"latency p50 / p99 at {k}/s | " for k in rates_seen)
@@ -225,8 +253,7 @@ def render_group(w, results, group, setting, n, contenders, pods_for, rates_seen
     w("|---|" + "---:|" * (9 + len(rates_seen)))
     for c in contenders:
         s = group[c]
-        samples = [r.get("perf_samples", 0) for r in results
-                   if r["nodes"] == n and r["contender"] == c and r["setting"] == setting]
+        samples = [r.get("perf_samples", 0) for r in results if in_group(r, *group_key) and r["contender"] == c]
         incomplete = "" if s["complete"] else " (incomplete)"
         w(f"| {LABELS[c]}{incomplete} | {fmt(s['pods_per_s'])} | {fmt(s['job_pods_per_s'])} | "
           f"{fmt(s['perf_avg_pods_per_s'])} [{','.join(map(str, samples))}] | {fmt(s['cpu_s_per_1000'], 3)} | "
@@ -240,7 +267,7 @@ def render_group(w, results, group, setting, n, contenders, pods_for, rates_seen
             continue
 
         def pr(key):
-            return paired(results, setting, n, a, b, key)
+            return paired(results, group_key, a, b, key)
         parts = [f"binds {pr('pods_per_s')}"]
         if what == "all":
             parts += [f"whole job {pr('job_pods_per_s')}", f"per-second avg {pr('perf_avg_pods_per_s')}",
@@ -250,12 +277,14 @@ def render_group(w, results, group, setting, n, contenders, pods_for, rates_seen
                 if group[a].get(f"latency_{k}_p50_ms") is not None and group[b].get(f"latency_{k}_p50_ms") is not None:
                     parts += [f"latency at {k}/s p50 {pr(f'latency_{k}_p50_ms')}", f"p99 {pr(f'latency_{k}_p99_ms')}"]
         w("")
-        w(f"{LABELS[a]} / {LABELS[b]} ({setting}, paired runs): " + "; ".join(parts) + ".")
+        w(f"{LABELS[a]} / {LABELS[b]} ({setting}, {workload}, paired runs): " + "; ".join(parts) + ".")
     cs = [group[c]["create_pods_per_s"] for c in contenders if group[c]["create_pods_per_s"]]
     ls = [group[c]["lab_ready_s"] for c in contenders if group[c]["lab_ready_s"]]
     w("")
-    w(f"Set-up, not measured: lab ready in {fmt(statistics.median(ls) if ls else None, 1, ' s')}; "
-      f"{pods_for(n):,} pods created at {fmt(statistics.median(cs) if cs else None, 0)} pods/s (median).")
+    w(f"Lab ready in {fmt(statistics.median(ls) if ls else None, 1, ' s')} (not measured); the {pods_for(n):,} "
+      f"pods created at {fmt(statistics.median(cs) if cs else None, 0)} pods/s (median; "
+      + ("inside the window, with the contender running: a contender cannot go faster than this)."
+         if workload == "basic" else "before the window, not measured)."))
 
 
 def render_runs(w, results) -> None:
@@ -263,12 +292,12 @@ def render_runs(w, results) -> None:
     w("")
     w("### Every run")
     w("")
-    w("| setting | nodes | run | contender | bound | first bind after start | drain | binds pods/s | whole job "
-      "pods/s | events after binds | per-second avg | CPU s | peak RSS | requests / pod | other CPU s | "
+    w("| workload | setting | nodes | run | contender | bound | first bind after start | drain | binds pods/s | "
+      "whole job pods/s | events after binds | per-second avg | CPU s | peak RSS | requests / pod | other CPU s | "
       + "".join(f"p50 / p99 at {k}/s | " for k in rates_seen) + "create | load avg 1 min |")
-    w("|---|---:|---:|---|" + "---:|" * (14 + len(rates_seen)))
+    w("|---|---|---:|---:|---|" + "---:|" * (14 + len(rates_seen)))
     for r in results:
-        head = f"| {r['setting']} | {r['nodes']} | {r['run']} | {LABELS[r['contender']]} |"
+        head = f"| {workload_of(r)} | {r['setting']} | {r['nodes']} | {r['run']} | {LABELS[r['contender']]} |"
         if "error" in r:
             w(f"{head} failed: {r['error'][:120]} |" + " |" * (13 + len(rates_seen)))
             continue

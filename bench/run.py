@@ -11,25 +11,28 @@ left over from the previous one):
 
   1. start kube-lab --no-kubelet with N fake nodes of 4 CPU / 32Gi / 110 pods
      (scheduler_perf's SchedulingBasic node);
-  2. create the measured pods, pending, with this contender's schedulerName
-     (bench-ceiling create, 32 POSTs in flight); timed, but outside the
-     measurement;
+  2. backlog workload: create the measured pods, pending, with this
+     contender's schedulerName (bench-ceiling create, 32 POSTs in flight);
+     timed, but outside the measurement;
   3. start the watcher (bench-ceiling watch) and wait until it has listed;
-  4. start the contender (its own process, client rate limits off) and wait
-     until the watcher has seen every pod bound (the bind drain) and a watch
-     of the events has seen every pod's `Scheduled` event (the whole job):
-     throughput, CPU, peak RSS, the API server's request counters;
+  4. start the contender (its own process, client rate limits off). basic
+     workload (SchedulingBasic): it places the initial pods first, then the
+     measured pods are created while it runs, and the window opens with the
+     first of them. Wait until the watcher has seen every measured pod bound
+     (the bind drain) and a watch of the events has seen every one's
+     `Scheduled` event (the whole job): throughput, CPU, peak RSS, the API
+     server's request counters, all over the window;
   5. latency phases (toy-scheduler, kube-scheduler and the two references
-     only), contender still running: create pods at a steady rate
-     (default 1 000 pods at 100/s, then 1 000 at 500/s) and take, per pod,
-     the time from the watcher seeing it created to the watcher seeing it
-     bound;
+     only, in the first workload only), contender still running: create
+     pods at a steady rate (default 1 000 pods at 100/s, then 1 000 at
+     500/s) and take, per pod, the time from the watcher seeing it created
+     to the watcher seeing it bound;
   6. stop everything, remove the lab.
 
-Each measurement runs in every --settings: "shared" (every process on all
-CPUs: a small control-plane node) and "dedicated" (the lab, the watcher and
-the pod creator on one half of the CPUs, the contender alone on the other;
-on 2 CPUs, one and one). The contenders' order is shuffled in each run.
+Each measurement runs in every --workloads and every --settings: "shared"
+(every process on all CPUs: a small control-plane node) and "dedicated" (the
+lab, the watcher and the pod creator on one half of the CPUs, the contender
+alone on the other; on 2 CPUs, one and one). The contenders' order is shuffled in each run.
 
 Only the standard library: Python 3.11 is everywhere meson is.
 """
@@ -54,8 +57,8 @@ from pathlib import Path
 
 from apiserver import ApiServer, ScheduledEvents, counter_delta
 from contenders import contender_cmd
-from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, KUBE_LAB, KUBE_SCHEDULER, LABELS, LAT_NS,
-                    LATENCY_CONTENDERS, ROOT, SETTINGS, TOY, TPUT_NS, cpu_split, log, rates)
+from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, INIT_NS, INIT_PODS, KUBE_LAB, KUBE_SCHEDULER, LABELS,
+                    LAT_NS, LATENCY_CONTENDERS, ROOT, SETTINGS, TOY, TPUT_NS, WORKLOADS, cpu_split, log, rates)
 from plots import plot_latency, plot_throughput
 from report import fmt, latency_rates, machine, old_latency, render, summarize, write_results_md
 
@@ -259,10 +262,18 @@ def perf_average(bound_ns: list[int], start_ns: int) -> tuple[float | None, int]
     return (statistics.fmean(samples) if samples else None), len(samples)
 
 
-def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
+def latency_phases(c: str, workload: str, args) -> bool:
+    """Whether this measurement ends with the latency phases: for the latency
+    contenders, in the first workload measured only (the phases do not
+    depend on how the throughput pods came)."""
+    return c in LATENCY_CONTENDERS and workload == args.workloads.split(",")[0]
+
+
+def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
     work.mkdir(parents=True)
     scheduler = f"bench-{c}-{run}"
-    res: dict = {"contender": c, "setting": setting, "nodes": nodes, "pods": pods, "run": run,
+    backlog = workload == "backlog"
+    res: dict = {"contender": c, "setting": setting, "workload": workload, "nodes": nodes, "pods": pods, "run": run,
                  "scheduler_name": scheduler,
                  # other work on the machine shows here first: the figures are only comparable when it is low
                  "loadavg_1m": float(Path("/proc/loadavg").read_text().split()[0])}
@@ -279,25 +290,41 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
         os.sched_setaffinity(0, lab_cpus)
         lab.start(timeout=300)  # 5 000 nodes take a while to create
         res["lab_ready_s"] = round(lab.ready_seconds, 2)
-        cr = create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)
-        res["create_s"] = cr["seconds"]
-        res["create_pods_per_s"] = cr["created"] / cr["seconds"] if cr["seconds"] else None
+        if backlog:  # every measured pod pending before the contender starts
+            cr = create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)
+            res["create_s"] = cr["seconds"]
+            res["create_pods_per_s"] = cr["created"] / cr["seconds"] if cr["seconds"] else None
         watcher = Watcher(work, lab.kubeconfig, scheduler)
-        if not watcher.wait(lambda: watcher.synced is not None and len(watcher.seen) >= pods, 60, "the watcher's list"):
+        listed = pods if backlog else 0
+        if not watcher.wait(lambda: watcher.synced is not None and len(watcher.seen) >= listed, 60,
+                            "the watcher's list"):
             raise RuntimeError("the watcher did not list the pods")
         api = ApiServer(lab.dir)
         events = ScheduledEvents(api, TPUT_NS) if c != "ceiling" else None  # the ceiling posts no events
-        lab_cpu0 = proc_cpu_seconds(lab.pid)
-        busy0 = machine_busy_seconds()
-        counters0 = api.counters()
-        log(f"{nodes} nodes, run {run}, {setting}: {LABELS[c]} starts on {pods} pending pods "
-            f"(created in {cr['seconds']:.1f}s)")
+        log(f"{nodes} nodes, run {run}, {setting}, {workload}: {LABELS[c]} starts on "
+            + (f"{pods} pending pods (created in {res['create_s']:.1f}s)" if backlog else "an empty queue"))
         err = open(work / f"{c}.log", "w")
+        if backlog:  # the window opens with the contender: its start-up is in it
+            lab_cpu0, busy0, counters0 = proc_cpu_seconds(lab.pid), machine_busy_seconds(), api.counters()
         start_ns = time.time_ns()
         proc = subprocess.Popen(contender_cmd(c, lab.kubeconfig, scheduler, work), stdout=err, stderr=subprocess.STDOUT,
                                 preexec_fn=lambda: os.sched_setaffinity(0, contender_cpus))
         if c == "toy-page":
             page = PageFeed(work / f"{c}.log", proc)
+        cpu0 = 0.0
+        if not backlog:  # SchedulingBasic: the initial pods placed, then the measured pods created while it runs
+            init = INIT_PODS.get(nodes, nodes)
+            create_pods(lab.kubeconfig, scheduler, INIT_NS, init, prefix="i-")
+            if not watcher.wait(lambda: watcher.bound_in.get(INIT_NS, 0) >= init, 120 + init / 20,
+                                f"{init} initial pods bound by {LABELS[c]}"):
+                raise RuntimeError("the initial pods were not all bound")
+            res["init_pods"] = init
+            cpu0 = proc_cpu_seconds(proc.pid) or 0.0
+            lab_cpu0, busy0, counters0 = proc_cpu_seconds(lab.pid), machine_busy_seconds(), api.counters()
+            start_ns = time.time_ns()
+            cr = create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)
+            res["create_s"] = cr["seconds"]
+            res["create_pods_per_s"] = cr["created"] / cr["seconds"] if cr["seconds"] else None
         ok = watcher.wait(lambda: watcher.bound_in.get(TPUT_NS, 0) >= pods, args.drain_timeout or 120 + pods / 20,
                           f"{pods} pods bound by {LABELS[c]}")
         if ok and events is not None:
@@ -306,7 +333,8 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
             if events.error is not None:
                 raise RuntimeError(f"the Scheduled-event watch failed: {events.error}")
         # The whole job is done: CPU, memory and the server's counters, all at this one point.
-        res["cpu_s"] = proc_cpu_seconds(proc.pid)
+        cpu1 = proc_cpu_seconds(proc.pid)
+        res["cpu_s"] = cpu1 - cpu0 if cpu1 is not None else None
         res["peak_rss_mib"] = proc_hwm_mib(proc.pid)
         lab_cpu1 = proc_cpu_seconds(lab.pid)
         res["lab_cpu_s"] = lab_cpu1 - lab_cpu0 if lab_cpu0 is not None and lab_cpu1 is not None else None
@@ -323,12 +351,15 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
         res["complete"] = ok
         if len(bt) >= 2:
             res["first_bind_after_start_s"] = (bt[0] - start_ns) / 1e9
-            res["drain_s"] = (bt[-1] - bt[0]) / 1e9
-            res["pods_per_s"] = (len(bt) - 1) / res["drain_s"] if res["drain_s"] > 0 else None
+            # backlog: from the first bind (n - 1 intervals); basic: from the first measured pod seen created
+            created = [t for k, t in watcher.seen.items() if k.startswith(TPUT_NS + "/")]
+            t0, intervals = (bt[0], len(bt) - 1) if backlog else (min(created + bt), len(bt))
+            res["drain_s"] = (bt[-1] - t0) / 1e9
+            res["pods_per_s"] = intervals / res["drain_s"] if res["drain_s"] > 0 else None
             job_end = max([bt[-1]] + (list(events.first.values()) if events else []))
             res["events_after_binds_s"] = (job_end - bt[-1]) / 1e9
-            res["job_s"] = (job_end - bt[0]) / 1e9
-            res["job_pods_per_s"] = (len(bt) - 1) / res["job_s"] if res["job_s"] > 0 else None
+            res["job_s"] = (job_end - t0) / 1e9
+            res["job_pods_per_s"] = intervals / res["job_s"] if res["job_s"] > 0 else None
         reqs = sum(v for k, v in res["apiserver"]["requests"].items() if " " in k)  # resource requests only
         res["requests_per_pod"] = reqs / len(bt) if bt else None
         avg, n = perf_average(bt, start_ns)
@@ -338,7 +369,7 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
         if res.get("lab_cpu_s") is not None and bt:
             res["lab_cpu_s_per_1000"] = res["lab_cpu_s"] / (len(bt) / 1000)
 
-        if ok and c in LATENCY_CONTENDERS:
+        if ok and latency_phases(c, workload, args):
             res["latency"] = {}
             for rate in args.latency_rate:  # one namespace per rate: the watcher counts its pods apart
                 ns = f"{LAT_NS}-{rate:g}"
@@ -372,7 +403,7 @@ def measure(c: str, setting: str, nodes: int, pods: int, run: int, args, work: P
         if watcher:
             watcher.stop()
         lat = res.get("latency", {})
-        incomplete = not res.get("complete") or c in LATENCY_CONTENDERS and any(
+        incomplete = not res.get("complete") or latency_phases(c, workload, args) and any(
             lat.get(f"{rate:g}", {}).get("pods", 0) < args.latency_pods for rate in args.latency_rate)
         lab.close(keep=args.keep or incomplete)
         if incomplete:
@@ -414,12 +445,13 @@ def rerender(args) -> int:
     return 0
 
 
-def measure_logged(c: str, setting: str, n: int, pods: int, run: int, args, work: Path) -> dict:
+def measure_logged(c: str, setting: str, workload: str, n: int, pods: int, run: int, args, work: Path) -> dict:
     try:
-        r = measure(c, setting, n, pods, run, args, work)
+        r = measure(c, setting, workload, n, pods, run, args, work)
     except Exception as e:  # one failed measurement must not lose the others
-        log(f"{n} nodes, run {run}, {setting}, {LABELS[c]}: FAILED: {e}")
-        return {"contender": c, "setting": setting, "nodes": n, "pods": pods, "run": run, "error": str(e)}
+        log(f"{n} nodes, run {run}, {setting}, {workload}, {LABELS[c]}: FAILED: {e}")
+        return {"contender": c, "setting": setting, "workload": workload, "nodes": n, "pods": pods, "run": run,
+                "error": str(e)}
     log(f"  {LABELS[c]}: {r.get('bound')}/{r['pods']} bound, {fmt(r.get('pods_per_s'))} pods/s binds, "
         f"{fmt(r.get('job_pods_per_s'))} whole job, CPU {fmt(r.get('cpu_s'), 2)} s, "
         f"RSS {fmt(r.get('peak_rss_mib'))} MiB, {fmt(r.get('requests_per_pod'), 2)} requests/pod, "
@@ -441,6 +473,9 @@ def main() -> int:
     ap.add_argument("--settings", default=",".join(SETTINGS),
                     help="shared (all CPUs for every process) and/or dedicated (the lab on half the CPUs, the "
                     "contender alone on the other half); default both")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS),
+                    help="basic (SchedulingBasic: initial pods placed, then the measured pods created while the "
+                    "contender runs) and/or backlog (the measured pods all pending before it starts); default both")
     ap.add_argument("--latency-rate", type=rates, default=rates("100,500"),
                     help="pods/s of the latency phases, comma-separated (default 100,500); 0: none")
     ap.add_argument("--latency-pods", type=int, default=1000, help="pods created in each latency phase (default 1000)")
@@ -462,6 +497,10 @@ def main() -> int:
     for x in settings:
         if x not in SETTINGS:
             ap.error(f"unknown setting {x}")
+    workloads = [x for x in args.workloads.split(",") if x]
+    for x in workloads:
+        if x not in WORKLOADS:
+            ap.error(f"unknown workload {x}")
     if "dedicated" in settings and len(os.sched_getaffinity(0)) < 2:
         ap.error("--settings dedicated needs 2 CPUs or more")
     for p in (KUBE_LAB, KUBE_SCHEDULER, TOY, CEILING):
@@ -483,12 +522,13 @@ def main() -> int:
     results: list[dict] = []
     for n in node_counts:
         for run in range(1, args.runs + 1):
-            for setting in settings:
-                order = list(contenders)
-                random.Random(f"{n}/{run}/{setting}").shuffle(order)  # no contender always first or last
-                for c in order:
-                    results.append(measure_logged(c, setting, n, pods_for(n), run, args,
-                                                  work / f"{n}-{run}-{setting}-{c}"))
+            for workload in workloads:
+                for setting in settings:
+                    order = list(contenders)
+                    random.Random(f"{n}/{run}/{setting}/{workload}").shuffle(order)  # none always first or last
+                    for c in order:
+                        results.append(measure_logged(c, setting, workload, n, pods_for(n), run, args,
+                                                      work / f"{n}-{run}-{workload}-{setting}-{c}"))
     wall = time.monotonic() - t0
     summary = summarize(results, node_counts, contenders)
     (out_dir / "sched-results.json").write_text(json.dumps(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Smoke run of the benchmark harness, for `./dev test` (suite integration):
 # 20 nodes, 50 pods, one run, toy-scheduler and the bind ceiling in both
-# settings (shared and dedicated CPUs); then, shared only, the contenders
+# workloads (SchedulingBasic and backlog) and both settings (shared and
+# dedicated CPUs); then, SchedulingBasic and shared only, the contenders
 # started from a config file (kube-scheduler's command and toy-scheduler
 # reading the same "every node scored" file) and the client-go reference. It
 # checks that bench/run.py runs end to end, every pod gets bound and the
@@ -21,16 +22,25 @@ python3 "$TOYSCHED_ROOT/bench/run.py" --nodes 20 --pods 50 --runs 1 --contenders
 grep -q '^| toy-scheduler |' "$out/RESULTS.md" || fail "no toy-scheduler row in RESULTS.md"
 grep -q '^| bind ceiling (our client) |' "$out/RESULTS.md" || fail "no bind ceiling row in RESULTS.md"
 grep -q 'latency p50 / p99 at 40/s' "$out/RESULTS.md" || fail "no column for the 40/s latency phase"
+grep -q '^### 20 nodes, SchedulingBasic: 20 initial pods placed, then 50 measured pods' "$out/RESULTS.md" ||
+  fail "no SchedulingBasic table"
+grep -q '^### 20 nodes, backlog: 50 pods pending' "$out/RESULTS.md" || fail "no backlog table"
 python3 - "$out/sched-results.json" <<'PY' || fail "sched-results.json does not show every pod bound"
 import json, sys
 d = json.load(open(sys.argv[1]))
 rs = d["results"]
-assert sorted((r["setting"], r["contender"]) for r in rs) == [
-    ("dedicated", "ceiling"), ("dedicated", "toy"), ("shared", "ceiling"), ("shared", "toy")], rs
+assert sorted((r["workload"], r["setting"], r["contender"]) for r in rs) == [
+    (w, s, c) for w in ("backlog", "basic") for s in ("dedicated", "shared") for c in ("ceiling", "toy")], rs
 for r in rs:
     assert "error" not in r, r
     assert r["bound"] == 50 and r["complete"], r
-    assert sorted(r["latency"]) == ["20", "40"] and all(v["pods"] == 20 for v in r["latency"].values()), r
+    if r["workload"] == "basic":  # the latency phases run in the first workload only
+        assert sorted(r["latency"]) == ["20", "40"] and all(v["pods"] == 20 for v in r["latency"].values()), r
+        # the initial pods (one a node at 20 nodes) were placed first; creation was inside the window
+        assert r["init_pods"] == 20 and r["create_s"] > 0 and r["first_bind_after_start_s"] > 0, r
+        assert r["apiserver"]["requests"].get("POST pods", 0) >= 50, r["apiserver"]
+    else:
+        assert "latency" not in r, r
     # the machine's busy time holds the contender's and the lab's
     assert r["machine_cpu_s"] > 0 and r["other_cpu_s"] is not None, r
     assert r["cpu_s"] is not None and r["peak_rss_mib"], r
@@ -50,11 +60,11 @@ if command -v gnuplot >/dev/null; then
 fi
 
 out2=$out/config-file-contenders
-python3 "$TOYSCHED_ROOT/bench/run.py" --nodes 20 --pods 50 --runs 1 --settings shared \
+python3 "$TOYSCHED_ROOT/bench/run.py" --nodes 20 --pods 50 --runs 1 --settings shared --workloads basic \
   --contenders toy-all-nodes,kube-scheduler-all-nodes,client-go --latency-rate 20 --latency-pods 20 \
   --out "$out2" || fail "bench/run.py with the config-file contenders failed (exit $?)"
 grep -q "^| kube-scheduler, toy's plugins, every node scored |" "$out2/RESULTS.md" || fail "no matched row"
-grep -q "^toy-scheduler, every node scored / kube-scheduler, toy's plugins, every node scored (shared, paired" \
+grep -q "^toy-scheduler, every node scored / kube-scheduler, toy's plugins, every node scored (shared, basic, paired" \
   "$out2/RESULTS.md" || fail "no paired ratio of the two every-node contenders"
 python3 - "$out2/sched-results.json" <<'PY' || fail "the config-file contenders did not bind every pod"
 import json, sys
