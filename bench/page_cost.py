@@ -73,6 +73,7 @@ def main() -> int:
     args = ap.parse_args()
     # what run.measure reads from its own command line
     args.latency_rate, args.latency_pods, args.drain_timeout, args.keep = [100.0], 1000, 0, False
+    args.workloads = "backlog"  # the scheduling table's backlog: the page's cost in a drain
     info = machine()
     info["date"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     info["command"] = " ".join(["python3 bench/page_cost.py"] + sys.argv[1:])
@@ -81,7 +82,7 @@ def main() -> int:
     for run in range(1, args.runs + 1):
         for c in CONTENDERS:
             try:
-                r = measure(c, "shared", args.nodes, args.pods, run, args, work / f"{run}-{c}")
+                r = measure(c, "shared", "backlog", args.nodes, args.pods, run, args, work / f"{run}-{c}")
             except Exception as e:  # one failed measurement must not lose the others
                 r = {"contender": c, "run": run, "error": str(e), "loadavg_1m": 0.0}
             results.append(r)

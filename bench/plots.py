@@ -37,6 +37,8 @@ def primary_workload(summary) -> str:
 def plot_throughput(out_dir: Path, work: Path, summary, node_counts, contenders) -> bool:
     """throughput.png: whole-job pods/s against node count, a line per
     contender and setting (dashed: dedicated), for the primary workload."""
+    if not summary:  # a scale run alone
+        return False
     dat = work / "throughput.dat"
     wl = primary_workload(summary)
     settings = list(dict.fromkeys(k[1] for k in summary if k[0] == wl))
@@ -72,6 +74,8 @@ def plot_latency(out_dir: Path, work: Path, summary, contenders, rates) -> bool:
     """latency.png: for every node count, setting and rate (a group on the x
     axis), a bar per contender that ran the latency phases: its median p99
     (light) with its median p50 drawn over it (dark); log scale, ms."""
+    if not summary:
+        return False
     wl = primary_workload(summary)
     groups = [(st, n, k) for (w, st, n) in summary if w == wl for k in rates]
     series = [c for c in contenders if any(summary[(wl, st, n)][c].get(f"latency_{k}_p50_ms") is not None

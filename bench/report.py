@@ -146,7 +146,7 @@ def summarize(results: list[dict], node_counts: list[int], contenders: list[str]
     return summary
 
 
-def render(results, summary, node_counts, contenders, info, args, wall_s, pods_for) -> str:
+def render(results, summary, node_counts, contenders, info, args, wall_s, pods_for, scale_lines=()) -> str:
     L = []
     w = L.append
     w(SECTION_BEGIN)
@@ -227,6 +227,7 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
       "references only.")
     for key in summary:
         render_group(w, results, summary[key], key, contenders, pods_for, rates_seen)
+    L.extend(scale_lines)  # bench/scale.py's table
     render_runs(w, results)
     w("")
     w("![pods/s against node count](throughput.png)")

@@ -32,7 +32,10 @@ left over from the previous one):
 Each measurement runs in every --workloads and every --settings: "shared"
 (every process on all CPUs: a small control-plane node) and "dedicated" (the
 lab, the watcher and the pod creator on one half of the CPUs, the contender
-alone on the other; on 2 CPUs, one and one). The contenders' order is shuffled in each run.
+alone on the other; on 2 CPUs, one and one). The contenders' order is
+shuffled in each run. Then the scale run (bench/scale.py, --scale): one
+large cluster with most pods already placed, toy-scheduler and
+kube-scheduler, in each setting.
 
 Only the standard library: Python 3.11 is everywhere meson is.
 """
@@ -45,187 +48,22 @@ import os
 import random
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.request
 from pathlib import Path
 
 from apiserver import ApiServer, ScheduledEvents, counter_delta
+from harness import (Lab, PageFeed, Watcher, create_pods, machine_busy_seconds, percentile, proc_cpu_seconds,
+                     proc_hwm_mib, stop)
 from contenders import contender_cmd
-from common import (CEILING, CLK_TCK, CONTENDERS, DEFAULT_PODS, INIT_NS, INIT_PODS, KUBE_LAB, KUBE_SCHEDULER, LABELS,
+from common import (CEILING, CONTENDERS, DEFAULT_PODS, INIT_NS, INIT_PODS, KUBE_LAB, KUBE_SCHEDULER, LABELS,
                     LAT_NS, LATENCY_CONTENDERS, ROOT, SETTINGS, TOY, TPUT_NS, WORKLOADS, cpu_split, log, rates)
 from plots import plot_latency, plot_throughput
 from report import fmt, latency_rates, machine, old_latency, render, summarize, write_results_md
-
-sys.path.append(str(Path(__file__).resolve().parent.parent))  # this checkout's, whatever TOYSCHED_ROOT says
-from devlib.lab import Lab as KubeLab, toy_http_port  # noqa: E402  (the lab launcher, shared with the drills)
-
-
-def proc_cpu_seconds(pid: int) -> float | None:
-    """utime + stime of one process (not its children), in seconds."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def machine_busy_seconds() -> float:
-    """CPU seconds every CPU spent busy since boot (/proc/stat: all but idle and iowait)."""
-    f = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in f[:8])
-    return (user + nice + system + irq + softirq + steal) / CLK_TCK
-
-
-def proc_hwm_mib(pid: int) -> float | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-def stop(p: subprocess.Popen | None, grace: float = 15) -> None:
-    if p is None or p.poll() is not None:
-        return
-    p.send_signal(signal.SIGTERM)
-    try:
-        p.wait(grace)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-
-
-class Lab(KubeLab):
-    """kube-lab with scheduler_perf's SchedulingBasic nodes and no kubelet."""
-
-    def __init__(self, work: Path, nodes: int):
-        super().__init__(work / "lab", ["--nodes", nodes, "--no-kubelet", "--node-cpu", "4", "--node-memory", "32Gi",
-                                        "--node-pods", "110"], binary=str(KUBE_LAB))
-
-    def close(self, keep: bool = False) -> None:
-        """Stop it and delete its directory (keeping its logs, with keep)."""
-        self.stop(grace=20)
-        lab_dir = Path(self.dir)
-        if keep:  # its apiserver.log and etcd.log, for a post-mortem
-            for f in lab_dir.glob("*.log"):
-                shutil.copy(f, lab_dir.parent / f.name)
-        shutil.rmtree(lab_dir, ignore_errors=True)
-
-
-class Watcher:
-    """bench-ceiling watch, read incrementally from its output file."""
-
-    def __init__(self, work: Path, kubeconfig: str, scheduler: str):
-        self.path = work / "watch.txt"
-        self.path.write_text("")
-        self.proc = subprocess.Popen(
-            [str(CEILING), "watch", "--kubeconfig", kubeconfig, "--scheduler-name", scheduler,
-             "--out", str(self.path), "-v", "2"], stderr=open(work / "watch.err", "w"))
-        self.fh = open(self.path)
-        self.partial = ""
-        self.synced: int | None = None
-        self.seen: dict[str, int] = {}
-        self.bound: dict[str, int] = {}
-        self.bound_in: dict[str, int] = {}
-
-    def poll(self) -> None:
-        data = self.partial + self.fh.read()
-        lines = data.split("\n")
-        self.partial = lines.pop()
-        for line in lines:
-            f = line.split()
-            if f[0] == "synced":
-                self.synced = int(f[1])
-            elif f[0] == "seen":
-                self.seen.setdefault(f[1], int(f[2]))
-            elif f[0] == "bound" and f[1] not in self.bound:
-                self.bound[f[1]] = int(f[2])
-                ns = f[1].split("/", 1)[0]
-                self.bound_in[ns] = self.bound_in.get(ns, 0) + 1
-
-    def wait(self, cond, timeout: float, what: str, tick: float = 0.05) -> bool:
-        deadline = time.monotonic() + timeout
-        while True:
-            self.poll()
-            if cond():
-                return True
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the watcher died while waiting for {what}")
-            if time.monotonic() > deadline:
-                log(f"timed out after {timeout:.0f}s waiting for {what}")
-                return False
-            time.sleep(tick)
-
-    def stop(self) -> None:
-        stop(self.proc, 5)
-        self.poll()
-
-
-def create_pods(kubeconfig: str, scheduler: str, ns: str, count: int, rate: float = 0, prefix: str = "p-") -> dict:
-    cmd = [str(CEILING), "create", "--kubeconfig", kubeconfig, "--scheduler-name", scheduler,
-           "--namespace", ns, "--count", str(count), "--prefix", prefix]
-    if rate:
-        cmd += ["--rate", str(rate)]
-    t0 = time.monotonic()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    secs = time.monotonic() - t0
-    if r.returncode != 0:
-        raise RuntimeError(f"creating pods failed: {r.stdout}{r.stderr[-2000:]}")
-    m = re.search(r"created (\d+) failed (\d+) seconds ([\d.]+)", r.stdout)
-    return {"created": int(m.group(1)), "seconds": float(m.group(3)), "wall_seconds": secs}
-
-
-# ------------------------------------------------------------------ one measurement
-
-
-class PageFeed:
-    """The live page's feed (/debug/events-stream) read from the scheduler's
-    start, as an open page reads it: every message received, counted, none
-    drawn (drawing is the browser's work, on the viewer's machine)."""
-
-    def __init__(self, log_path: Path, proc: subprocess.Popen):
-        self.messages = self.bytes = 0
-        self._stop = threading.Event()
-        self._resp = None
-        self._thread = threading.Thread(target=self._read, args=(log_path, proc), daemon=True)
-        self._thread.start()
-
-    def _read(self, log_path: Path, proc: subprocess.Popen) -> None:
-        port = None
-        while port is None and not self._stop.is_set() and proc.poll() is None:
-            port = toy_http_port(log_path.read_text())
-            time.sleep(0.005)
-        if port is None:
-            return
-        self._resp = urllib.request.urlopen(f"http://127.0.0.1:{port}/debug/events-stream", timeout=30)
-        while not self._stop.is_set():
-            line = self._resp.readline()
-            if not line:
-                break
-            self.bytes += len(line)
-            self.messages += line.startswith(b"event: ")
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-
-def percentile(xs: list[float], p: float) -> float | None:
-    """Nearest-rank percentile."""
-    if not xs:
-        return None
-    xs = sorted(xs)
-    k = max(0, min(len(xs) - 1, int(-(-p * len(xs) // 100)) - 1))
-    return xs[k]
+from scale import SCALE_CONTENDERS, parse_scale, render_scale, run_scale
 
 
 def perf_average(bound_ns: list[int], start_ns: int) -> tuple[float | None, int]:
@@ -434,7 +272,7 @@ def rerender(args) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results_md(out_dir / "RESULTS.md", render(results, summary, node_counts, contenders, info, args, wall,
-                                                    lambda n: pods[n]))
+                                                    lambda n: pods[n], render_scale(saved.get("scale", []))))
     if Path(args.from_json).resolve() != (out_dir / "sched-results.json").resolve():
         shutil.copy(args.from_json, out_dir / "sched-results.json")
     work = Path(tempfile.mkdtemp(prefix="toysched-bench."))
@@ -479,6 +317,11 @@ def main() -> int:
     ap.add_argument("--latency-rate", type=rates, default=rates("100,500"),
                     help="pods/s of the latency phases, comma-separated (default 100,500); 0: none")
     ap.add_argument("--latency-pods", type=int, default=1000, help="pods created in each latency phase (default 1000)")
+    ap.add_argument("--scale", default="15000:150000:10000",
+                    help="the scale run, NODES:PLACED:PENDING (pods placed before the contender starts, pods it "
+                    "places); 0: none (default 15000:150000:10000)")
+    ap.add_argument("--scale-contenders", default=",".join(SCALE_CONTENDERS),
+                    help="contenders of the scale run (default toy,kube-scheduler)")
     ap.add_argument("--drain-timeout", type=float, default=0,
                     help="seconds to wait for the drain (default 120 + pods/20)")
     ap.add_argument("--out", default=str(ROOT / "bench"), help="where RESULTS.md and throughput.png go")
@@ -529,13 +372,16 @@ def main() -> int:
                     for c in order:
                         results.append(measure_logged(c, setting, workload, n, pods_for(n), run, args,
                                                       work / f"{n}-{run}-{workload}-{setting}-{c}"))
+    scale = parse_scale(args.scale)
+    scale_results = run_scale(scale, [c for c in args.scale_contenders.split(",") if c], settings, args,
+                              work) if scale else []
     wall = time.monotonic() - t0
     summary = summarize(results, node_counts, contenders)
     (out_dir / "sched-results.json").write_text(json.dumps(
-        {"info": info, "wall_seconds": wall, "results": results,
+        {"info": info, "wall_seconds": wall, "results": results, "scale": scale_results,
          "summary": {f"{k[0]}/{k[1]}": v for k, v in summary.items()}}, indent=1) + "\n")
     write_results_md(out_dir / "RESULTS.md", render(results, summary, node_counts, contenders, info, args, wall,
-                                                    pods_for))
+                                                    pods_for, render_scale(scale_results)))
     plotted = [p for p, ok in (("throughput.png", plot_throughput(out_dir, work, summary, node_counts, contenders)),
                                ("latency.png", plot_latency(out_dir, work, summary, contenders,
                                                             latency_rates(results)))) if ok]
@@ -545,7 +391,9 @@ def main() -> int:
         log(f"kept {work}")
     else:
         shutil.rmtree(work, ignore_errors=True)
-    failed = [r for r in results if "error" in r or not r.get("complete")]
+    # kube-scheduler not completing the scale run is a figure; toy-scheduler not completing it is a failure
+    failed = [r for r in results + [r for r in scale_results if r["contender"] == "toy"]
+              if "error" in r or not r.get("complete")]
     return 1 if failed else 0
 
 

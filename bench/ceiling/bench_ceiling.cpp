@@ -4,7 +4,9 @@
 //
 //   create  POSTs N pods of the SchedulingBasic shape (one container,
 //           requests = limits = 100m / 500Mi) into a namespace, K in flight;
-//           with --rate, paced at R pods/s (the latency phase).
+//           with --rate, paced at R pods/s (the latency phase); with
+//           --placed-on N, already bound to lab-node-1..N in turn (the
+//           scale run's placed pods).
 //   watch   list+watch (the project's Reflector) of the pods with one schedulerName; writes one line per
 //           change to --out, flushed at once, with the wall clock in ns:
 //             synced <t>                     the first list is in
@@ -107,6 +109,7 @@ struct CreateOptions {
   int parallel = 32;
   double rate = 0;  // pods/s; 0 = as fast as the server takes them
   std::string prefix = "p-";
+  int placed_on = 0;  // > 0: spec.nodeName lab-node-1..N in turn (bound at creation, no scheduler involved)
 };
 
 std::string pod_body(const CreateOptions& o, const std::string& scheduler, int i) {
@@ -117,6 +120,7 @@ std::string pod_body(const CreateOptions& o, const std::string& scheduler, int i
   w.key("metadata").object().field("name", name).field("namespace", o.ns);
   w.key("labels").object().field("app", "bench").end().end();
   w.key("spec").object().field("schedulerName", scheduler).field("terminationGracePeriodSeconds", 0);
+  if (o.placed_on > 0) w.field("nodeName", "lab-node-" + std::to_string(i % o.placed_on + 1));
   // scheduler_perf's templates/pod-default.yaml: one pause container,
   // requests = limits = 100m / 500Mi.
   w.key("containers").array().object().field("name", "pause").field("image", "registry.k8s.io/pause:3.10");
@@ -377,6 +381,7 @@ int main(int argc, char** argv) {
   create->add_option("--parallel", co.parallel, "POSTs in flight");
   create->add_option("--rate", co.rate, "pods per second (0: as fast as possible)");
   create->add_option("--prefix", co.prefix, "pod name prefix");
+  create->add_option("--placed-on", co.placed_on, "N: already bound, to lab-node-1..N in turn");
 
   std::string out_path = "-";
   auto* watch = app.add_subcommand("watch", "record when pods are seen and seen bound");

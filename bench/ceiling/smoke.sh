@@ -4,7 +4,8 @@
 # workloads (SchedulingBasic and backlog) and both settings (shared and
 # dedicated CPUs); then, SchedulingBasic and shared only, the contenders
 # started from a config file (kube-scheduler's command and toy-scheduler
-# reading the same "every node scored" file) and the client-go reference. It
+# reading the same "every node scored" file), the client-go reference, and
+# a small scale run (20 nodes, 200 pods placed, 50 pending). It
 # checks that bench/run.py runs end to end, every pod gets bound and the
 # report is written - into a temp dir, never into the repository. No figure
 # is judged: benchmarks are not tests.
@@ -16,7 +17,7 @@ trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 python3 "$TOYSCHED_ROOT/bench/run.py" --nodes 20 --pods 50 --runs 1 --contenders toy,ceiling \
-  --latency-rate 20,40 --latency-pods 20 --out "$out" || fail "bench/run.py failed (exit $?)"
+  --latency-rate 20,40 --latency-pods 20 --scale 0 --out "$out" || fail "bench/run.py failed (exit $?)"
 
 [ -s "$out/RESULTS.md" ] || fail "no RESULTS.md"
 grep -q '^| toy-scheduler |' "$out/RESULTS.md" || fail "no toy-scheduler row in RESULTS.md"
@@ -62,8 +63,9 @@ fi
 out2=$out/config-file-contenders
 python3 "$TOYSCHED_ROOT/bench/run.py" --nodes 20 --pods 50 --runs 1 --settings shared --workloads basic \
   --contenders toy-all-nodes,kube-scheduler-all-nodes,client-go --latency-rate 20 --latency-pods 20 \
-  --out "$out2" || fail "bench/run.py with the config-file contenders failed (exit $?)"
+  --scale 20:200:50 --out "$out2" || fail "bench/run.py with the config-file contenders failed (exit $?)"
 grep -q "^| kube-scheduler, toy's plugins, every node scored |" "$out2/RESULTS.md" || fail "no matched row"
+grep -q "^### Scale: 20 nodes, 200 pods placed, 50 pending" "$out2/RESULTS.md" || fail "no scale table"
 grep -q "^toy-scheduler, every node scored / kube-scheduler, toy's plugins, every node scored (shared, basic, paired" \
   "$out2/RESULTS.md" || fail "no paired ratio of the two every-node contenders"
 python3 - "$out2/sched-results.json" <<'PY' || fail "the config-file contenders did not bind every pod"
@@ -79,6 +81,13 @@ for r in rs:
     assert ("latency" in r) == (r["contender"] == "client-go"), r
     if r["contender"] == "client-go":
         assert r.get("client_go_errors") == 0, r
+# the scale run: both schedulers placed the pending pods beside the placed ones, and their own
+# decision histograms were read (toy-scheduler's plain /metrics, kube-scheduler's secure port)
+scale = json.load(open(sys.argv[1]))["scale"]
+assert sorted(r["contender"] for r in scale) == ["kube-scheduler", "toy"], scale
+for r in scale:
+    assert "error" not in r and r["bound"] == 50 and r["complete"], r
+    assert r["decisions"] >= 50 and r["decision_us"] > 0 and r["projected_rss_mib"] > r["peak_rss_mib"], r
 PY
 if command -v gnuplot >/dev/null; then  # labels with an apostrophe ("toy's plugins") once broke gnuplot's quoting
   [ -s "$out2/throughput.png" ] && [ -s "$out2/latency.png" ] || fail "no plots for the config-file contenders"
