@@ -54,9 +54,12 @@ SECTION_END = "<!-- END scheduling-bench -->"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_split() -> tuple[set[int], set[int]]:
-    """The dedicated setting's CPUs: (the lab's, the contender's)."""
+def setting_cpus(setting: str) -> tuple[set[int], set[int]]:
+    """A setting's CPUs: (the lab's, the contender's); dedicated splits them
+    in halves, shared gives every CPU to both."""
     cpus = sorted(os.sched_getaffinity(0))
+    if setting != "dedicated":
+        return set(cpus), set(cpus)
     half = len(cpus) // 2
     return set(cpus[:half]), set(cpus[half:])
 

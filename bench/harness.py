@@ -181,3 +181,18 @@ def percentile(xs: list[float], p: float) -> float | None:
     xs = sorted(xs)
     k = max(0, min(len(xs) - 1, int(-(-p * len(xs) // 100)) - 1))
     return xs[k]
+
+
+def creation(cr: dict) -> dict:
+    """create_pods' result as the figures a measurement keeps."""
+    return {"create_s": cr["seconds"], "create_pods_per_s": cr["created"] / cr["seconds"] if cr["seconds"] else None}
+
+
+def drain_figures(bound_ns: list[int], t0: int, intervals: int, event_ns: list[int]) -> dict:
+    """Rates from sorted bind stamps: the binds from t0 to the last bind, the
+    whole job to the last bind or Scheduled event, whichever is later."""
+    job_end = max([bound_ns[-1]] + event_ns)
+    drain_s, job_s = (bound_ns[-1] - t0) / 1e9, (job_end - t0) / 1e9
+    return {"drain_s": drain_s, "pods_per_s": intervals / drain_s if drain_s > 0 else None,
+            "events_after_binds_s": (job_end - bound_ns[-1]) / 1e9, "job_s": job_s,
+            "job_pods_per_s": intervals / job_s if job_s > 0 else None}

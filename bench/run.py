@@ -56,11 +56,11 @@ import time
 from pathlib import Path
 
 from apiserver import ApiServer, ScheduledEvents, counter_delta
-from harness import (Lab, PageFeed, Watcher, create_pods, machine_busy_seconds, percentile, proc_cpu_seconds,
-                     proc_hwm_mib, stop)
+from harness import (Lab, PageFeed, Watcher, create_pods, creation, drain_figures, machine_busy_seconds, percentile,
+                     proc_cpu_seconds, proc_hwm_mib, stop)
 from contenders import contender_cmd
 from common import (CEILING, CONTENDERS, DEFAULT_PODS, INIT_NS, INIT_PODS, KUBE_LAB, KUBE_SCHEDULER, LABELS,
-                    LAT_NS, LATENCY_CONTENDERS, ROOT, SETTINGS, TOY, TPUT_NS, WORKLOADS, cpu_split, log, rates)
+                    LAT_NS, LATENCY_CONTENDERS, ROOT, SETTINGS, TOY, TPUT_NS, WORKLOADS, log, rates, setting_cpus)
 from plots import plot_latency, plot_throughput
 from report import fmt, latency_rates, machine, old_latency, render, summarize, write_results_md
 from scale import SCALE_CONTENDERS, parse_scale, render_scale, run_scale
@@ -116,7 +116,7 @@ def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int
                  # other work on the machine shows here first: the figures are only comparable when it is low
                  "loadavg_1m": float(Path("/proc/loadavg").read_text().split()[0])}
     all_cpus = os.sched_getaffinity(0)
-    lab_cpus, contender_cpus = cpu_split() if setting == "dedicated" else (all_cpus, all_cpus)
+    lab_cpus, contender_cpus = setting_cpus(setting)
     res["lab_cpus"], res["contender_cpus"] = sorted(lab_cpus), sorted(contender_cpus)
     lab = Lab(work, nodes)
     watcher = None
@@ -129,9 +129,7 @@ def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int
         lab.start(timeout=300)  # 5 000 nodes take a while to create
         res["lab_ready_s"] = round(lab.ready_seconds, 2)
         if backlog:  # every measured pod pending before the contender starts
-            cr = create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)
-            res["create_s"] = cr["seconds"]
-            res["create_pods_per_s"] = cr["created"] / cr["seconds"] if cr["seconds"] else None
+            res.update(creation(create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)))
         watcher = Watcher(work, lab.kubeconfig, scheduler)
         listed = pods if backlog else 0
         if not watcher.wait(lambda: watcher.synced is not None and len(watcher.seen) >= listed, 60,
@@ -160,9 +158,7 @@ def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int
             cpu0 = proc_cpu_seconds(proc.pid) or 0.0
             lab_cpu0, busy0, counters0 = proc_cpu_seconds(lab.pid), machine_busy_seconds(), api.counters()
             start_ns = time.time_ns()
-            cr = create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)
-            res["create_s"] = cr["seconds"]
-            res["create_pods_per_s"] = cr["created"] / cr["seconds"] if cr["seconds"] else None
+            res.update(creation(create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)))
         ok = watcher.wait(lambda: watcher.bound_in.get(TPUT_NS, 0) >= pods, args.drain_timeout or 120 + pods / 20,
                           f"{pods} pods bound by {LABELS[c]}")
         if ok and events is not None:
@@ -192,12 +188,7 @@ def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int
             # backlog: from the first bind (n - 1 intervals); basic: from the first measured pod seen created
             created = [t for k, t in watcher.seen.items() if k.startswith(TPUT_NS + "/")]
             t0, intervals = (bt[0], len(bt) - 1) if backlog else (min(created + bt), len(bt))
-            res["drain_s"] = (bt[-1] - t0) / 1e9
-            res["pods_per_s"] = intervals / res["drain_s"] if res["drain_s"] > 0 else None
-            job_end = max([bt[-1]] + (list(events.first.values()) if events else []))
-            res["events_after_binds_s"] = (job_end - bt[-1]) / 1e9
-            res["job_s"] = (job_end - t0) / 1e9
-            res["job_pods_per_s"] = intervals / res["job_s"] if res["job_s"] > 0 else None
+            res.update(drain_figures(bt, t0, intervals, list(events.first.values()) if events else []))
         reqs = sum(v for k, v in res["apiserver"]["requests"].items() if " " in k)  # resource requests only
         res["requests_per_pod"] = reqs / len(bt) if bt else None
         avg, n = perf_average(bt, start_ns)

@@ -28,9 +28,9 @@ from pathlib import Path
 
 from algorithm import free_port, histogram
 from apiserver import ScheduledEvents, ApiServer
-from common import KUBECTL, LABELS, TPUT_NS, cpu_split, log
+from common import KUBECTL, LABELS, TPUT_NS, log, setting_cpus
 from contenders import contender_cmd
-from harness import Lab, Watcher, create_pods, proc_cpu_seconds, proc_hwm_mib, stop
+from harness import Lab, Watcher, create_pods, drain_figures, proc_cpu_seconds, proc_hwm_mib, stop
 from report import fmt
 
 SCALE_CONTENDERS = ("toy", "kube-scheduler")
@@ -71,7 +71,7 @@ def measure_scale(c: str, setting: str, nodes: int, placed: int, pending: int, a
     scheduler = f"bench-{c}-scale"
     res: dict = {"contender": c, "setting": setting, "nodes": nodes, "placed": placed, "pods": pending}
     all_cpus = os.sched_getaffinity(0)
-    lab_cpus, contender_cpus = cpu_split() if setting == "dedicated" else (all_cpus, all_cpus)
+    lab_cpus, contender_cpus = setting_cpus(setting)
     lab = Lab(work, nodes)
     watcher = events = proc = None
     try:
@@ -105,9 +105,7 @@ def measure_scale(c: str, setting: str, nodes: int, placed: int, pending: int, a
         res["bound"], res["complete"] = len(bt), ok
         if len(bt) >= 2:
             res["first_bind_after_start_s"] = (bt[0] - start_ns) / 1e9
-            res["pods_per_s"] = (len(bt) - 1) / ((bt[-1] - bt[0]) / 1e9)
-            job_end = max([bt[-1]] + list(events.first.values()))
-            res["job_pods_per_s"] = (len(bt) - 1) / ((job_end - bt[0]) / 1e9)
+            res.update(drain_figures(bt, bt[0], len(bt) - 1, list(events.first.values())))  # as run.py's backlog
         seconds, count = histogram(metrics_text(c, port, lab.kubeconfig))
         res["decisions"] = count
         res["decision_us"] = 1e6 * seconds / count if count else None
