@@ -8,8 +8,6 @@ package main
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,6 +17,7 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"k8s.io/klog/v2"
+	"toysched.dev/lab/ports"
 )
 
 type etcdServer struct {
@@ -39,17 +38,17 @@ func startEtcd(dir string) (*etcdServer, error) {
 		if f := strings.Fields(string(b)); len(f) == 2 {
 			c, _ := strconv.Atoi(f[0])
 			p, _ := strconv.Atoi(f[1])
-			if portFree(c) && portFree(p) {
+			if c != p && ports.Claim(c) == nil && ports.Claim(p) == nil {
 				clientPort, peerPort = c, p
 			}
 		}
 	}
 	if clientPort == 0 {
 		var err error
-		if clientPort, err = freePort(); err != nil {
+		if clientPort, err = ports.Free(); err != nil {
 			return nil, err
 		}
-		if peerPort, err = freePort(); err != nil {
+		if peerPort, err = ports.Free(); err != nil {
 			return nil, err
 		}
 	}
@@ -98,63 +97,6 @@ func (s *etcdServer) stop() {
 	}
 }
 
-// freePort asks the kernel for a free loopback port. There is a small race
-// until the real listener binds it; acceptable for a lab.
-// freePort picks a port that is free now and stays free until the server
-// that asked for it binds it. A port from the kernel's ephemeral range (what
-// listening on :0 gives) is not: any outgoing connection on the machine may
-// take it as its local port in between, and the apiserver then fails with
-// "address already in use" (seen with several labs and tests at once). So
-// the port is drawn below that range, where only listeners go.
-func freePort() (int, error) {
-	lo, hi := 20000, ephemeralLow()
-	if hi-lo < 1000 {
-		lo, hi = 10000, 20000
-	}
-	for i := 0; i < 200; i++ {
-		port := lo + rand.IntN(hi-lo)
-		if portFree(port) {
-			return port, nil
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// ephemeralLow: the start of the kernel's ephemeral port range (32768 if
-// it cannot be read).
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 32768
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 32768
-	}
-	n, err := strconv.Atoi(f[0])
-	if err != nil || n <= 1024 {
-		return 32768
-	}
-	return n
-}
-
-func portFree(port int) bool {
-	if port <= 0 || port > 65535 {
-		return false
-	}
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return false
-	}
-	l.Close()
-	return true
-}
-
 // choosePort picks the apiserver port: --port, else DIR/port from an
 // earlier run (clients holding the old kubeconfig reconnect to the same
 // address), else a free port. The choice is saved in DIR/port.
@@ -166,12 +108,13 @@ func choosePort(dir string, flagPort int) (int, error) {
 			port, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		}
 	}
-	if port != 0 && !portFree(port) {
-		return 0, fmt.Errorf("port %d on 127.0.0.1 is in use", port)
-	}
-	if port == 0 {
+	if port != 0 {
+		if err := ports.Claim(port); err != nil {
+			return 0, err
+		}
+	} else {
 		var err error
-		if port, err = freePort(); err != nil {
+		if port, err = ports.Free(); err != nil {
 			return 0, err
 		}
 	}

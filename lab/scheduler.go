@@ -39,6 +39,7 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/version"  // kubernetes_build_info, as upstream's binary has
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"toysched.dev/lab/ports"
 )
 
 // childScheduler is a kube-scheduler child process of the lab.
@@ -53,7 +54,7 @@ func startChildScheduler(ctx context.Context, dir, kubeconfig string, qps float6
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := ports.Free()
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func runKubeScheduler(args []string) int {
 	}
 	if *port == 0 {
 		// Port 0 would mean "do not serve" to kube-scheduler.
-		p, err := freePort()
+		p, err := ports.Free()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "kube-scheduler: %v\n", err)
 			return 1

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
+	"toysched.dev/lab/ports"
 )
 
 func runToxiproxy(args []string) int {
@@ -33,7 +34,7 @@ func runToxiproxy(args []string) int {
 		return fail("toxiproxy: %v", err)
 	}
 	if *port == 0 {
-		p, err := freePort()
+		p, err := ports.Free()
 		if err != nil {
 			return fail("toxiproxy: %v", err)
 		}

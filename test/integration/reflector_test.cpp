@@ -16,11 +16,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -173,18 +175,23 @@ void stop_and_drain(asio::io_context& io, Running<T>& r) {
       io, [&] { return r.done; }, 30s));
 }
 
+// A port for the lab to listen on later: below the kernel's ephemeral range
+// (from 32768 here), so no outgoing connection takes it in the meantime, as
+// the lab itself draws them (lab/ports).
 int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
+  static std::minstd_rand rng(static_cast<unsigned>(::getpid()));
+  for (int i = 0; i < 200; ++i) {
+    const int port = 20000 + static_cast<int>(rng() % 12000);
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    if (ok) return port;
+  }
+  return -1;
 }
 
 std::string read_port(const Lab& lab) {
