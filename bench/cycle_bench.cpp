@@ -10,7 +10,8 @@
 // `cycle-bench RUNS explain`: the default rows also with each decision
 // recorded for /debug/explain, as the scheduler records it (the recording's
 // cost is the difference). `cycle-bench RUNS scale`: the scale run's shape
-// (15 000 nodes, 150 000 pods placed), without and with the recording.
+// (15 000 nodes, 150 000 pods placed), without and with the recording;
+// `scale-recorded`: that row alone, for a profiler.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -162,11 +163,14 @@ int main(int argc, char** argv) {
   std::printf(
       "| pods | nodes | search | nodes scored | pods per run | runs | CPU µs per pod (median) | min | max |\n"
       "|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
+  const std::string_view mode = argc > 2 ? argv[2] : "";
   for (int nodes : {500, 5000}) {
+    if (mode == "scale-recorded") break;
     for (int percentage : {0, -1}) row("default", nodes, 1000, 2000, Shape::plain, percentage, runs);
   }
-  if (argc > 2 && std::string_view(argv[2]) == "scale") {  // ./dev bench's scale run, without the API
+  if (mode == "scale" || mode == "scale-recorded") {  // ./dev bench's scale run, without the API
     for (bool record : {false, true}) {
+      if (mode == "scale-recorded" && !record) continue;  // the recorded row alone, for a profiler
       g_record = record;
       row("default", 15000, 150000, 2000, Shape::plain, 0, runs);
     }

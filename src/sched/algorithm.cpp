@@ -275,22 +275,20 @@ namespace {
   }
 }
 
-// The scorers and their raw scores, row-major (node by node), into the trace.
+// The scorers and their raw scores into the trace.
 void trace_raw(const Scratch& s, DecisionTrace& t) {
-  for (const WeightedPlugin& w : s.scorers) {
-    t.scorers.push_back(w.plugin->id());
-    t.weights.push_back(w.weight);
-    t.raw_scores.insert(t.raw_scores.end(), s.raw[t.scorers.size() - 1].begin(),
-                        s.raw[t.scorers.size() - 1].begin() + static_cast<std::ptrdiff_t>(s.feasible.size()));
+  const std::size_t n = s.feasible.size();
+  for (std::size_t k = 0; k < s.scorers.size(); ++k) {
+    t.scorers.push_back(s.scorers[k].plugin->id());
+    t.weights.push_back(s.scorers[k].weight);
+    t.add_raw(std::span<const std::int64_t>(s.raw[k]).first(n));
   }
 }
 
 void trace_normalized(const Scratch& s, DecisionTrace& t) {
-  for (std::size_t k = 0; k < s.scorers.size(); ++k) {
-    t.normalized_scores.insert(t.normalized_scores.end(), s.raw[k].begin(),
-                               s.raw[k].begin() + static_cast<std::ptrdiff_t>(s.feasible.size()));
-  }
-  t.totals.assign(s.total.begin(), s.total.end());
+  const std::size_t n = s.feasible.size();
+  for (std::size_t k = 0; k < s.scorers.size(); ++k) t.add_normalized(std::span<const std::int64_t>(s.raw[k]).first(n));
+  t.set_scored();
 }
 
 // Every active score plugin over the feasible nodes: raw, normalized,

@@ -14,9 +14,34 @@ void DecisionTrace::clear() {
   feasible.clear();
   scorers.clear();
   weights.clear();
-  raw_scores.clear();
-  normalized_scores.clear();
-  totals.clear();
+  raw_columns.clear();
+  normalized_columns.clear();
+  values.clear();
+  scored_ = false;
+}
+
+DecisionTrace::Column DecisionTrace::add_column(std::span<const std::int64_t> column) {
+  Column c;
+  if (column.empty()) return c;
+  c.constant = column.front();
+  // Reading a column the decision just wrote is cheap; writing it to a
+  // trace (cold memory, most of the time) is not.
+  if (std::all_of(column.begin(), column.end(), [v = c.constant](std::int64_t x) { return x == v; })) return c;
+  c.at = static_cast<std::uint32_t>(values.size());
+  values.insert(values.end(), column.begin(), column.end());
+  return c;
+}
+
+void DecisionTrace::add_normalized(std::span<const std::int64_t> column) {
+  const std::size_t k = normalized_columns.size();
+  if (k < raw_columns.size() && raw_columns[k].at != Column::kConstant) {
+    const auto raw = values.begin() + raw_columns[k].at;
+    if (std::equal(column.begin(), column.end(), raw, raw + static_cast<std::ptrdiff_t>(column.size()))) {
+      normalized_columns.push_back(raw_columns[k]);
+      return;
+    }
+  }
+  normalized_columns.push_back(add_column(column));
 }
 
 DecisionTrace* ExplainRecorder::begin(const kube::Pod& pod, int attempt, int nodes) {
@@ -116,7 +141,7 @@ std::string explain_json(const Explanation& e) {
         w.field("normalized", t.normalized(i, k)).field("weight", t.weights[k]).field("weighted", t.weighted(i, k));
         w.end();
       }
-      w.end().field("total", t.totals[i]);
+      w.end().field("total", t.total(i));
     }
     w.end();
   }
@@ -182,7 +207,7 @@ std::string explain_text(const Explanation& e) {
       row.push_back(std::to_string(t.weighted(i, k)) + " (" + std::to_string(t.raw(i, k)) + " -> " +
                     std::to_string(t.normalized(i, k)) + ")");
     }
-    row.push_back(std::to_string(t.totals[i]));
+    row.push_back(std::to_string(t.total(i)));
     rows.push_back(std::move(row));
   }
   out += "\nScores: weighted (raw -> normalized); * chosen\n" + table(rows);

@@ -236,7 +236,7 @@ void Scheduler::log_scores(const kube::Pod& pod, const DecisionTrace& t) const {
   }
   for (std::size_t i = 0; i < t.feasible.size(); ++i) {
     TS_LOG(10, "Calculated node's final score for pod", {"pod", key(pod)}, {"node", t.feasible[i]},
-           {"score", t.totals[i]});
+           {"score", t.total(i)});
   }
 }
 

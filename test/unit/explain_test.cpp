@@ -92,17 +92,18 @@ TEST_CASE("a bound pod: per-plugin weighted scores add up to each node's total, 
   CHECK(d.node == "idle");
   REQUIRE(t.feasible.strings() == std::vector<std::string>{"busy", "idle", "half"});
   REQUIRE(t.scored());
-  REQUIRE(t.totals.size() == 3);
   REQUIRE(scores.size() == 3);
   std::int64_t best = 0;
   for (std::size_t i = 0; i < 3; ++i) {
-    std::int64_t sum = 0;
-    for (std::size_t k = 0; k < t.scorers.size(); ++k) sum += t.weighted(i, k);
-    CHECK(sum == t.totals[i]);
-    CHECK(t.totals[i] == scores[i].total);  // what -v=10 logs
-    best = std::max(best, t.totals[i]);
+    CHECK(t.total(i) == scores[i].total);  // the recorded columns add up to what the decision compared
+    REQUIRE(scores[i].plugins.size() == t.scorers.size());
+    for (std::size_t k = 0; k < t.scorers.size(); ++k) {
+      CHECK(t.scorers[k] == scores[i].plugins[k].first);
+      CHECK(t.weighted(i, k) == scores[i].plugins[k].second);  // every cell, constant columns or not
+    }
+    best = std::max(best, t.total(i));
   }
-  CHECK(t.totals[1] == best);
+  CHECK(t.total(1) == best);
   // NodeResourcesFit (LeastAllocated) on busy: cpu (4-3-1)/4 → 0, memory (32-24-1)/32 → 21; raw (0+21)/2.
   const auto fit = static_cast<std::size_t>(
       std::find(t.scorers.begin(), t.scorers.end(), PluginId::node_resources_fit) - t.scorers.begin());
@@ -116,6 +117,29 @@ TEST_CASE("a bound pod: per-plugin weighted scores add up to each node's total, 
   CHECK(t.normalized(0, tt) == 100);
   CHECK(t.weights[tt] == 3);
   CHECK(t.weighted(0, tt) == 300);
+}
+
+TEST_CASE("a trace keeps a column of equal scores as one value, a normalized column equal to its raw one as that") {
+  DecisionTrace t;
+  t.scorers = {PluginId::taint_toleration, PluginId::node_resources_fit};
+  t.weights = {3, 1};
+  t.add_raw(std::vector<std::int64_t>{0, 0, 0});
+  t.add_raw(std::vector<std::int64_t>{10, 50, 30});
+  t.add_normalized(std::vector<std::int64_t>{100, 100, 100});
+  t.add_normalized(std::vector<std::int64_t>{10, 50, 30});
+  CHECK(t.values.size() == 3);  // the one varying column, its normalized copy pointing at its raw values
+  const std::int64_t fit[] = {10, 50, 30};
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(t.raw(i, 0) == 0);
+    CHECK(t.normalized(i, 0) == 100);
+    CHECK(t.raw(i, 1) == fit[i]);
+    CHECK(t.normalized(i, 1) == fit[i]);
+    CHECK(t.total(i) == 300 + fit[i]);
+  }
+  t.clear();
+  CHECK(t.values.empty());
+  CHECK(t.raw_columns.empty());
+  CHECK_FALSE(t.scored());
 }
 
 TEST_CASE("recording changes no decision") {
