@@ -7,6 +7,7 @@
 // (scheduler_perf's topology spreading: DoNotSchedule on hostname and
 // ScheduleAnyway on zone, maxSkew 1, nodes in 10 zones) at 5 000 nodes;
 // then all of them at once. Prints a markdown table; never passes or fails.
+// `cycle-bench RUNS default`: the plain rows only (for a profiler).
 // `cycle-bench RUNS explain`: the default rows also with each decision
 // recorded for /debug/explain, as the scheduler records it (the recording's
 // cost is the difference). `cycle-bench RUNS scale`: the scale run's shape
@@ -158,32 +159,29 @@ void row(const char* shape_name, int nodes, int initial, int pods, Shape shape, 
 
 int main(int argc, char** argv) {
   int runs = argc > 1 ? std::atoi(argv[1]) : 5;
-  // `cycle-bench RUNS default`: the plain pods only (for a profiler).
-  const bool plain_only = argc > 2 && std::string_view(argv[2]) == "default";
+  // default (the plain pods only, for a profiler), explain, scale, scale-recorded: see the top
+  const std::string_view mode = argc > 2 ? argv[2] : "";
   std::printf(
       "| pods | nodes | search | nodes scored | pods per run | runs | CPU µs per pod (median) | min | max |\n"
       "|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
-  const std::string_view mode = argc > 2 ? argv[2] : "";
-  for (int nodes : {500, 5000}) {
-    if (mode == "scale-recorded") break;
-    for (int percentage : {0, -1}) row("default", nodes, 1000, 2000, Shape::plain, percentage, runs);
-  }
-  if (mode == "scale" || mode == "scale-recorded") {  // ./dev bench's scale run, without the API
-    for (bool record : {false, true}) {
-      if (mode == "scale-recorded" && !record) continue;  // the recorded row alone, for a profiler
-      g_record = record;
-      row("default", 15000, 150000, 2000, Shape::plain, 0, runs);
-    }
-    return 0;
-  }
-  if (argc > 2 && std::string_view(argv[2]) == "explain") {
-    g_record = true;
+  auto plain_rows = [&] {
     for (int nodes : {500, 5000}) {
       for (int percentage : {0, -1}) row("default", nodes, 1000, 2000, Shape::plain, percentage, runs);
     }
+  };
+  if (mode != "scale-recorded") plain_rows();
+  if (mode == "scale" || mode == "scale-recorded") {  // ./dev bench's scale run, without the API
+    if (mode == "scale") row("default", 15000, 150000, 2000, Shape::plain, 0, runs);
+    g_record = true;
+    row("default", 15000, 150000, 2000, Shape::plain, 0, runs);
     return 0;
   }
-  if (plain_only) return 0;
+  if (mode == "explain") {
+    g_record = true;
+    plain_rows();
+    return 0;
+  }
+  if (mode == "default") return 0;
   // scheduler_perf's SchedulingPodAntiAffinity / SchedulingPreferredPodAffinity
   // at 5000 nodes: 1000 initial pods, 1000 measured, all of the shape.
   row("required anti-affinity", 5000, 1000, 1000, Shape::anti_affinity, 0, runs);

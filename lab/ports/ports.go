@@ -48,9 +48,6 @@ func Free() (int, error) { return std.Free() }
 // earlier run) as given, after checking it is free.
 func Claim(port int) error { return std.Claim(port) }
 
-// IsFree: nothing listens on 127.0.0.1:port and this process has not given it out.
-func IsFree(port int) bool { return std.IsFree(port) }
-
 func (p *Picker) Free() (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -88,6 +85,7 @@ func (p *Picker) Claim(port int) error {
 	return nil
 }
 
+// IsFree: nothing listens on 127.0.0.1:port and p has not given it out.
 func (p *Picker) IsFree(port int) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -288,7 +288,6 @@ void trace_raw(const Scratch& s, DecisionTrace& t) {
 void trace_normalized(const Scratch& s, DecisionTrace& t) {
   const std::size_t n = s.feasible.size();
   for (std::size_t k = 0; k < s.scorers.size(); ++k) t.add_normalized(std::span<const std::int64_t>(s.raw[k]).first(n));
-  t.set_scored();
 }
 
 // Every active score plugin over the feasible nodes: raw, normalized,

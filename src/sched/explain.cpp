@@ -17,7 +17,6 @@ void DecisionTrace::clear() {
   raw_columns.clear();
   normalized_columns.clear();
   values.clear();
-  scored_ = false;
 }
 
 DecisionTrace::Column DecisionTrace::add_column(std::span<const std::int64_t> column) {

@@ -10,21 +10,16 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
-#include <random>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -175,30 +170,23 @@ void stop_and_drain(asio::io_context& io, Running<T>& r) {
       io, [&] { return r.done; }, 30s));
 }
 
-// A port for the lab to listen on later: below the kernel's ephemeral range
-// (from 32768 here), so no outgoing connection takes it in the meantime, as
-// the lab itself draws them (lab/ports).
-int free_port() {
-  static std::minstd_rand rng(static_cast<unsigned>(::getpid()));
-  for (int i = 0; i < 200; ++i) {
-    const int port = 20000 + static_cast<int>(rng() % 12000);
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);
-    if (ok) return port;
-  }
-  return -1;
-}
-
 std::string read_port(const Lab& lab) {
   std::ifstream f(lab.dir() + "/port");
   std::string p;
   f >> p;
   return p;
+}
+
+// The lab again on DIR, on a port other than `old`: without DIR/port the lab
+// draws one itself (lab/ports), and draws again if that is the old one.
+Lab start_elsewhere(const std::vector<std::string>& flags, const std::string& dir, const std::string& old) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::filesystem::remove(dir + "/port");
+    auto lab = Lab::start(flags, dir);
+    if (read_port(lab) != old) return lab;
+    lab.stop();
+  }
+  throw std::runtime_error("the lab came back on port " + old + " five times");
 }
 
 Keys first_n(const Keys& k, std::size_t n) {
@@ -366,9 +354,7 @@ TEST_CASE("410 after compaction: relist, deletes missed while away delivered as 
   lab.stop();
   CHECK(pump_until(
       io, [&] { return pods.refl.stats().rewatch_error >= 1; }, 30s));
-  auto away_flags = flags;
-  away_flags.insert(away_flags.end(), {"--port", std::to_string(free_port())});
-  auto away = Lab::start(away_flags, lab.dir());
+  auto away = start_elsewhere(flags, lab.dir(), port);
   const Keys gone = first_n(before, 10);
   delete_pods(away, ns, gone);
   const Keys fresh = create_pods(away, ns, "new", 0, 10);

@@ -99,8 +99,8 @@ struct DecisionTrace {
   void add_raw(std::span<const std::int64_t> column) { raw_columns.push_back(add_column(column)); }
   void add_normalized(std::span<const std::int64_t> column);
 
-  bool scored() const noexcept { return scored_; }
-  void set_scored() noexcept { scored_ = true; }
+  // The decision scores whenever two or more nodes fit.
+  bool scored() const noexcept { return feasible.size() >= 2; }
   std::int64_t raw(std::size_t node, std::size_t scorer) const noexcept { return read(raw_columns[scorer], node); }
   std::int64_t normalized(std::size_t node, std::size_t scorer) const noexcept {
     return read(normalized_columns[scorer], node);
@@ -124,8 +124,6 @@ struct DecisionTrace {
     return c.at == Column::kConstant ? c.constant : values[c.at + node];
   }
   Column add_column(std::span<const std::int64_t> column);
-
-  bool scored_ = false;
 };
 
 // One pod's last attempt, as /debug/explain shows it.
