@@ -4,6 +4,7 @@ nodes, the pod creator, the watcher that stamps pods seen and seen bound,
 the live page's feed reader, and /proc readings."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -45,6 +46,41 @@ def proc_hwm_mib(pid: int) -> float | None:
     except OSError:
         pass
     return None
+
+
+def stop_descendants(grace: float = 20) -> None:
+    """SIGTERM every process this one started, directly or not, then SIGKILL
+    what is left after `grace`: after an interrupt that may have cut a
+    measurement's own cleanup short, no lab or contender outlives the bench."""
+    def descendants() -> list[int]:
+        children: dict[int, list[int]] = {}
+        for d in Path("/proc").iterdir():
+            if d.name.isdigit():
+                try:
+                    stat = (d / "stat").read_text()
+                except OSError:
+                    continue
+                children.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(d.name))
+        out, todo = [], [os.getpid()]
+        while todo:
+            for c in children.get(todo.pop(), []):
+                out.append(c)
+                todo.append(c)
+        return out
+
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 0)):
+        for pid in descendants():
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and descendants():
+            try:
+                os.waitpid(-1, os.WNOHANG)  # reap our own children as they exit
+            except ChildProcessError:
+                pass
+            time.sleep(0.1)
 
 
 def stop(p: subprocess.Popen | None, grace: float = 15) -> None:

@@ -37,17 +37,22 @@ shuffled in each run. Then the scale run (bench/scale.py, --scale): one
 large cluster with most pods already placed, toy-scheduler and
 kube-scheduler, in each setting.
 
+A default run takes about 3.5 hours on 2 CPUs. It is measured in groups (a
+node count, run, workload and setting with all its contenders), each kept
+on disk when finished: stopped (Ctrl-C, --budget), the same command goes on
+from the next group. bench/progress.py says when progress is discarded.
+
 Only the standard library: Python 3.11 is everywhere meson is.
 """
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import random
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -57,10 +62,11 @@ from pathlib import Path
 
 from apiserver import ApiServer, ScheduledEvents, counter_delta
 from harness import (Lab, PageFeed, Watcher, create_pods, creation, drain_figures, machine_busy_seconds, percentile,
-                     proc_cpu_seconds, proc_hwm_mib, stop)
+                     proc_cpu_seconds, proc_hwm_mib, stop, stop_descendants)
 from contenders import contender_cmd
-from common import (CEILING, CONTENDERS, DEFAULT_PODS, INIT_NS, INIT_PODS, KUBE_LAB, KUBE_SCHEDULER, LABELS,
+from common import (BUILD, CEILING, CONTENDERS, DEFAULT_PODS, INIT_NS, INIT_PODS, KUBE_LAB, KUBE_SCHEDULER, LABELS,
                     LAT_NS, LATENCY_CONTENDERS, ROOT, SETTINGS, TOY, TPUT_NS, WORKLOADS, log, rates, setting_cpus)
+from progress import Progress, measured_code, now, run_key
 from plots import plot_latency, plot_throughput
 from report import fmt, latency_rates, machine, old_latency, render, summarize, write_results_md
 from scale import SCALE_CONTENDERS, parse_scale, render_scale, run_scale
@@ -290,6 +296,11 @@ def measure_logged(c: str, setting: str, workload: str, n: int, pods: int, run: 
     return r
 
 
+def interrupted(*_) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: what follows is cleanup
+    raise KeyboardInterrupt
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(prog="./dev bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -317,6 +328,12 @@ def main() -> int:
                     help="seconds to wait for the drain (default 120 + pods/20)")
     ap.add_argument("--out", default=str(ROOT / "bench"), help="where RESULTS.md and throughput.png go")
     ap.add_argument("--keep", action="store_true", help="keep the work directory (logs, watch stamps)")
+    ap.add_argument("--budget", type=float, default=0,
+                    help="minutes: start no group after this long (at least one group is measured); the run "
+                    "stops with exit status 3 and the same command goes on from there (default 0: no limit)")
+    ap.add_argument("--progress", default=str(BUILD / "bench-progress"),
+                    help="where finished groups are kept until the run is complete (default build/bench-progress)")
+    ap.add_argument("--fresh", action="store_true", help="discard the progress of an earlier sitting: start over")
     ap.add_argument("--from-json", help="no run: rewrite RESULTS.md and the plot from a saved sched-results.json")
     args = ap.parse_args()
 
@@ -347,26 +364,52 @@ def main() -> int:
 
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="toysched-bench."))
-    log(f"work directory {work}")
     info = machine()
-    info["date"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    info["date"] = now()
     info["command"] = " ".join(["./dev bench"] + sys.argv[1:])
-    t0 = time.monotonic()
-    results: list[dict] = []
-    for n in node_counts:
-        for run in range(1, args.runs + 1):
-            for workload in workloads:
-                for setting in settings:
-                    order = list(contenders)
-                    random.Random(f"{n}/{run}/{setting}/{workload}").shuffle(order)  # none always first or last
-                    for c in order:
-                        results.append(measure_logged(c, setting, workload, n, pods_for(n), run, args,
-                                                      work / f"{n}-{run}-{workload}-{setting}-{c}"))
+    code = measured_code()
+    if code is None:
+        log("not a git checkout: no progress is kept, the run must finish in one sitting")
+        code = f"unversioned {time.time_ns()}"
+    progress = Progress(Path(args.progress), run_key(code, args), info, args.fresh)
+    groups = [f"{n}/{run}/{workload}/{setting}" for n in node_counts for run in range(1, args.runs + 1)
+              for workload in workloads for setting in settings]
     scale = parse_scale(args.scale)
-    scale_results = run_scale(scale, [c for c in args.scale_contenders.split(",") if c], settings, args,
-                              work) if scale else []
-    wall = time.monotonic() - t0
+    groups += [f"scale/{setting}" for setting in settings] if scale else []
+    if progress.groups:
+        log(f"resuming {progress.path}: {sum(map(progress.done, groups))} of {len(groups)} groups measured "
+            f"since {progress.header['began']}")
+    work = Path(tempfile.mkdtemp(prefix="toysched-bench."))
+    log(f"work directory {work}; progress in {progress.path}")
+    # SIGTERM as Ctrl-C: every measurement's cleanup runs (no lab left behind), the group in hand is dropped.
+    signal.signal(signal.SIGTERM, interrupted)
+    t0 = time.monotonic()
+    measured = 0
+    for group in groups:
+        if progress.done(group):
+            continue
+        if measured and args.budget and time.monotonic() - t0 > args.budget * 60:
+            left = len(groups) - sum(map(progress.done, groups))
+            log(f"--budget {args.budget:g} min spent: {left} of {len(groups)} groups left; run the same command "
+                "again to measure them")
+            shutil.rmtree(work, ignore_errors=True)
+            return 3
+        started, g0 = now(), time.monotonic()
+        if group.startswith("scale/"):
+            setting = group.split("/")[1]
+            rs = run_scale(scale, [c for c in args.scale_contenders.split(",") if c], [setting], args, work)
+        else:
+            n, run, workload, setting = group.split("/")
+            n, run = int(n), int(run)
+            order = list(contenders)
+            random.Random(f"{n}/{run}/{setting}/{workload}").shuffle(order)  # none always first or last
+            rs = [measure_logged(c, setting, workload, n, pods_for(n), run, args,
+                                 work / f"{n}-{run}-{workload}-{setting}-{c}") for c in order]
+        progress.add(group, started, time.monotonic() - g0, rs)
+        measured += 1
+    results = progress.results([g for g in groups if not g.startswith("scale/")])
+    scale_results = progress.results([g for g in groups if g.startswith("scale/")])
+    info, wall = progress.info(), progress.wall_seconds()
     summary = summarize(results, node_counts, contenders)
     (out_dir / "sched-results.json").write_text(json.dumps(
         {"info": info, "wall_seconds": wall, "results": results, "scale": scale_results,
@@ -378,6 +421,7 @@ def main() -> int:
                                                             latency_rates(results)))) if ok]
     log(f"wrote {out_dir / 'RESULTS.md'}" + "".join(f", {out_dir / p}" for p in plotted)
         + f" in {wall / 60:.1f} min")
+    progress.remove()
     if args.keep or getattr(args, "keep_work", False):
         log(f"kept {work}")
     else:
@@ -389,4 +433,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # the finished groups are on disk; the one in hand is dropped
+        log("interrupted: stopping the lab and the contender; the same command goes on from the last finished group")
+        stop_descendants()
+        sys.exit(130)

@@ -7,7 +7,8 @@
 # reading the same "every node scored" file), the client-go reference, and
 # a small scale run (20 nodes, 200 pods placed, 50 pending). It
 # checks that bench/run.py runs end to end, every pod gets bound and the
-# report is written - into a temp dir, never into the repository. No figure
+# report is written - into a temp dir, never into the repository - and that
+# a run stopped between groups goes on where it stopped. No figure
 # is judged: benchmarks are not tests.
 set -euo pipefail
 : "${TOYSCHED_ROOT:?run through meson test or ./dev test}"
@@ -16,8 +17,20 @@ out=$(mktemp -d /tmp/toysched-bench-smoke.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-python3 "$TOYSCHED_ROOT/bench/run.py" --nodes 20 --pods 50 --runs 1 --contenders toy,ceiling \
-  --latency-rate 20,40 --latency-pods 20 --scale 0 --out "$out" || fail "bench/run.py failed (exit $?)"
+# In two sittings, as a long default run is measured: --budget stops it after
+# its first group (exit 3), the same command measures the other three.
+args=(--nodes 20 --pods 50 --runs 1 --contenders toy,ceiling --latency-rate 20,40 --latency-pods 20 --scale 0
+  --out "$out" --progress "$out/progress")
+rc=0
+python3 "$TOYSCHED_ROOT/bench/run.py" "${args[@]}" --budget 0.0001 2>"$out/sitting1.err" || rc=$?
+[ "$rc" = 3 ] || { cat "$out/sitting1.err" >&2; fail "the first sitting exited $rc, not 3"; }
+[ ! -e "$out/RESULTS.md" ] || fail "a stopped run wrote RESULTS.md"
+grep -q "3 of 4 groups left" "$out/sitting1.err" || fail "the first sitting did not stop after one group"
+python3 "$TOYSCHED_ROOT/bench/run.py" "${args[@]}" 2>"$out/sitting2.err" ||
+  { cat "$out/sitting2.err" >&2; fail "bench/run.py failed (exit $?)"; }
+grep -q "1 of 4 groups measured" "$out/sitting2.err" || fail "the second sitting did not resume"
+grep -q "in 2 sittings" "$out/RESULTS.md" || fail "RESULTS.md does not say the run took two sittings"
+[ -z "$(ls -A "$out/progress")" ] || fail "a finished run left its progress behind"
 
 [ -s "$out/RESULTS.md" ] || fail "no RESULTS.md"
 grep -q '^| toy-scheduler |' "$out/RESULTS.md" || fail "no toy-scheduler row in RESULTS.md"
@@ -63,7 +76,7 @@ fi
 out2=$out/config-file-contenders
 python3 "$TOYSCHED_ROOT/bench/run.py" --nodes 20 --pods 50 --runs 1 --settings shared --workloads basic \
   --contenders toy-all-nodes,kube-scheduler-all-nodes,client-go --latency-rate 20 --latency-pods 20 \
-  --scale 20:200:50 --out "$out2" || fail "bench/run.py with the config-file contenders failed (exit $?)"
+  --scale 20:200:50 --out "$out2" --progress "$out2/progress" || fail "bench/run.py with the config-file contenders failed (exit $?)"
 grep -q "^| kube-scheduler, toy's plugins, every node scored |" "$out2/RESULTS.md" || fail "no matched row"
 grep -q "^### Scale: 20 nodes, 200 pods placed, 50 pending" "$out2/RESULTS.md" || fail "no scale table"
 grep -q "^toy-scheduler, every node scored / kube-scheduler, toy's plugins, every node scored (shared, basic, paired" \
