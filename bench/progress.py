@@ -12,7 +12,7 @@ measured again from its start.
 The progress file is named by a key: the measured code and the arguments
 that change what is measured. Change either and the old progress no longer
 applies; the next run starts over. The measured code is every tracked file
-but prose and the renderers (bench/report.py, bench/plots.py, which
+but prose and the renderers (bench/report.py, plots.py, targets.py, which
 `--from-json` re-runs on saved figures), as committed plus any uncommitted
 change to it: an edit to the scheduler between two sittings starts the
 bench over rather than mixing two schedulers in one table.
@@ -29,9 +29,10 @@ from pathlib import Path
 
 from common import ROOT
 
-# What does not change a measurement: prose, the saved figures and the two
+# What does not change a measurement: prose, the saved figures and the
 # modules that only render them.
-NOT_MEASURED = ("*.md", "bench/sched-results.json", "bench/*.png", "bench/report.py", "bench/plots.py")
+NOT_MEASURED = ("*.md", "bench/sched-results.json", "bench/*.png", "bench/report.py", "bench/plots.py",
+                "bench/targets.py")
 # The arguments that do not change what is measured.
 NOT_KEYED = ("out", "keep", "from_json", "budget", "progress", "fresh")
 

@@ -97,15 +97,20 @@ def in_group(r: dict, workload: str, setting: str, n: int) -> bool:
     return workload_of(r) == workload and r["setting"] == setting and r["nodes"] == n
 
 
-def paired(results: list[dict], group: tuple, a: str, b: str, key: str) -> str:
+def paired_ratios(results: list[dict], group: tuple, a: str, b: str, key: str) -> list[float]:
     """Contender a over b, run by run within one (workload, setting, node
-    count) group (the same run index: the same hour, the same machine state),
-    as "median [min-max]"; one pair: just it."""
+    count) group (the same run index: the same hour, the same machine
+    state), sorted."""
     runs = {}
     for r in results:
         if in_group(r, *group) and "error" not in r and figure(r, key) is not None:
             runs.setdefault(r["run"], {})[r["contender"]] = figure(r, key)
-    rs = sorted(v[a] / v[b] for v in runs.values() if a in v and b in v and v[b])
+    return sorted(v[a] / v[b] for v in runs.values() if a in v and b in v and v[b])
+
+
+def paired(results: list[dict], group: tuple, a: str, b: str, key: str) -> str:
+    """paired_ratios as "median [min-max]"; one pair: just it."""
+    rs = paired_ratios(results, group, a, b, key)
     if not rs:
         return "n/a"
     if len(rs) == 1:
@@ -146,7 +151,8 @@ def summarize(results: list[dict], node_counts: list[int], contenders: list[str]
     return summary
 
 
-def render(results, summary, node_counts, contenders, info, args, wall_s, pods_for, scale_lines=()) -> str:
+def render(results, summary, node_counts, contenders, info, args, wall_s, pods_for, scale_lines=(),
+           target_lines=()) -> str:
     L = []
     w = L.append
     w(SECTION_BEGIN)
@@ -175,6 +181,7 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
       "sets it up (protobuf, HTTP/2, an informer), a Binding to the next node in turn and a `Scheduled` event per "
       "pod, no decisions: the floor for two writes a pod. **bind ceiling (our client)**: toy-scheduler's own "
       "client posting Bindings in turn with no decisions and no events.")
+    L.extend(target_lines)  # bench/targets.py's verdicts, first: what the reader came for
     w("")
     w("### How it is measured")
     w("")

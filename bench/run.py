@@ -69,6 +69,7 @@ from common import (BUILD, CEILING, CONTENDERS, DEFAULT_PODS, INIT_NS, INIT_PODS
 from progress import Progress, measured_code, now, run_key
 from plots import plot_latency, plot_throughput
 from report import fmt, latency_rates, machine, old_latency, render, summarize, write_results_md
+from targets import render_targets
 from scale import SCALE_CONTENDERS, parse_scale, render_scale, run_scale
 
 
@@ -269,7 +270,8 @@ def rerender(args) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results_md(out_dir / "RESULTS.md", render(results, summary, node_counts, contenders, info, args, wall,
-                                                    lambda n: pods[n], render_scale(saved.get("scale", []))))
+                                                    lambda n: pods[n], render_scale(saved.get("scale", [])),
+                                                    render_targets(results, saved.get("scale", []), node_counts)))
     if Path(args.from_json).resolve() != (out_dir / "sched-results.json").resolve():
         shutil.copy(args.from_json, out_dir / "sched-results.json")
     work = Path(tempfile.mkdtemp(prefix="toysched-bench."))
@@ -415,7 +417,8 @@ def main() -> int:
         {"info": info, "wall_seconds": wall, "results": results, "scale": scale_results,
          "summary": {f"{k[0]}/{k[1]}": v for k, v in summary.items()}}, indent=1) + "\n")
     write_results_md(out_dir / "RESULTS.md", render(results, summary, node_counts, contenders, info, args, wall,
-                                                    pods_for, render_scale(scale_results)))
+                                                    pods_for, render_scale(scale_results),
+                                                    render_targets(results, scale_results, node_counts)))
     plotted = [p for p, ok in (("throughput.png", plot_throughput(out_dir, work, summary, node_counts, contenders)),
                                ("latency.png", plot_latency(out_dir, work, summary, contenders,
                                                             latency_rates(results)))) if ok]

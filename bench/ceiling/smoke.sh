@@ -30,6 +30,7 @@ python3 "$TOYSCHED_ROOT/bench/run.py" "${args[@]}" 2>"$out/sitting2.err" ||
   { cat "$out/sitting2.err" >&2; fail "bench/run.py failed (exit $?)"; }
 grep -q "1 of 4 groups measured" "$out/sitting2.err" || fail "the second sitting did not resume"
 grep -q "in 2 sittings" "$out/RESULTS.md" || fail "RESULTS.md does not say the run took two sittings"
+! grep -q '^### The targets, judged by this run' "$out/RESULTS.md" || fail "targets judged without kube-scheduler"
 [ -z "$(ls -A "$out/progress")" ] || fail "a finished run left its progress behind"
 
 [ -s "$out/RESULTS.md" ] || fail "no RESULTS.md"
@@ -79,6 +80,8 @@ python3 "$TOYSCHED_ROOT/bench/run.py" --nodes 20 --pods 50 --runs 1 --settings s
   --scale 20:200:50 --out "$out2" --progress "$out2/progress" || fail "bench/run.py with the config-file contenders failed (exit $?)"
 grep -q "^| kube-scheduler, toy's plugins, every node scored |" "$out2/RESULTS.md" || fail "no matched row"
 grep -q "^### Scale: 20 nodes, 200 pods placed, 50 pending" "$out2/RESULTS.md" || fail "no scale table"
+grep -q "^| toy-scheduler's peak RSS ≤ 1 GiB (21) | shared | [0-9]* MiB | \*\*met\*\* |" "$out2/RESULTS.md" ||
+  fail "the scale run's RSS target is not judged"
 grep -q "^toy-scheduler, every node scored / kube-scheduler, toy's plugins, every node scored (shared, basic, paired" \
   "$out2/RESULTS.md" || fail "no paired ratio of the two every-node contenders"
 python3 - "$out2/sched-results.json" <<'PY' || fail "the config-file contenders did not bind every pod"
