@@ -151,6 +151,22 @@ def summarize(results: list[dict], node_counts: list[int], contenders: list[str]
     return summary
 
 
+def measured_command(command: str) -> str:
+    """The command without the options that only say when to stop or where
+    to keep progress (run.py's --budget, --progress, --fresh): the one to
+    type to measure the same thing again."""
+    words, out = command.split(), []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in ("--budget", "--progress"):
+            skip = True
+        elif word != "--fresh" and not word.startswith(("--budget=", "--progress=")):
+            out.append(word)
+    return " ".join(out)
+
+
 def render(results, summary, node_counts, contenders, info, args, wall_s, pods_for, scale_lines=(),
            target_lines=()) -> str:
     L = []
@@ -159,7 +175,7 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
     w("## Scheduling: toy-scheduler, kube-scheduler and two references")
     w("")
     w(f"- Date: {info['date']}; whole run {wall_s / 60:.1f} min (wall).")
-    w(f"- Command: `{info['command']}`")
+    w(f"- Command: `{measured_command(info['command'])}`")
     w(f"- Machine: {info['nproc']} CPUs ({info['cpu']}), {info['memory']} RAM, Linux {info['kernel']}; "
       f"load average when the run began: {' '.join(info['loadavg'])}. Each table names its setting: "
       "**shared** (the lab (etcd + kube-apiserver), the contender, the watcher and the pod creator all on every "
