@@ -47,8 +47,9 @@ def verdict(v: float, bound: float, at_least: bool) -> str:
     if (v >= bound) if at_least else (v <= bound):
         return "**met**"
     if at_least:
-        return f"missed, {100 * (1 - v / bound):.0f} % short"
-    return f"missed, {v / bound:.1f}× the target"
+        short = 100 * (1 - v / bound)
+        return f"missed, {short:.{1 if short < 10 else 0}f} % short"  # 0.949 against 0.95 is not "0 % short"
+    return f"missed, {v / bound:.2f}× the target"
 
 
 def cell(ratios: list[float], t: Target) -> str:
