@@ -1,7 +1,9 @@
 #include "toysched/sched/events.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "toysched/json/writer.hpp"
 #include "toysched/log/log.hpp"
@@ -156,13 +158,60 @@ void EventRecorder::drop_stale(const Item& item, const char* why) {
          {"uid", item.event.pod_uid}, {"why", why});
 }
 
+asio::awaitable<void> EventRecorder::patch_settled(std::string pod_uid, trace::TaskScope& task, trace::Point point) {
+  while (patches_sent_.contains(pod_uid)) {
+    asio::steady_timer timer(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
+    patch_waiters_[pod_uid].push_back(&timer);
+    struct leave {
+      EventRecorder& r;
+      const std::string& uid;
+      asio::steady_timer* timer;
+      // However the wait ends (answered, or the frame destroyed at
+      // shutdown), no pointer into this frame may stay behind.
+      ~leave() {
+        auto it = r.patch_waiters_.find(uid);
+        if (it == r.patch_waiters_.end()) return;
+        std::erase(it->second, timer);
+        if (it->second.empty()) r.patch_waiters_.erase(it);
+      }
+    } guard{*this, pod_uid, &timer};
+    co_await trace::traced(task, point, timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+  }
+}
+
+void EventRecorder::patch_answered(const std::string& pod_uid) {
+  auto sent = patches_sent_.find(pod_uid);
+  if (sent == patches_sent_.end() || --sent->second > 0) return;
+  patches_sent_.erase(sent);
+  auto waiting = patch_waiters_.find(pod_uid);
+  if (waiting == patch_waiters_.end()) return;
+  auto timers = std::move(waiting->second);
+  patch_waiters_.erase(waiting);
+  for (auto* t : timers) t->cancel();
+}
+
 asio::awaitable<void> EventRecorder::post(Item item) {
   trace::TaskScope task{"events/", item.event.reason, "/", item.event.ns, "/", item.event.pod_name};
   // Asked again after the rate limiter's wait, right before each write.
   auto still_wanted = [this, &item] { return !stale(item); };
   if (!item.condition_patch.empty()) {
+    // From the moment the patch is let go until its answer (or failure),
+    // a bind of the pod waits (patch_settled).
+    struct sent_mark {
+      EventRecorder& r;
+      const std::string& uid;
+      bool sent = false;
+      ~sent_mark() {
+        if (sent) r.patch_answered(uid);
+      }
+    } mark{*this, item.event.pod_uid};
     kube::RequestLimits limits;
-    limits.may_send = still_wanted;
+    limits.may_send = [&] {
+      if (!still_wanted()) return false;
+      if (!mark.sent) ++patches_sent_[item.event.pod_uid];
+      mark.sent = true;
+      return true;
+    };
     auto r = co_await trace::traced(task, trace::points::events_post,
                                     api_.patch_pod_status(item.pod_ns, item.pod_name, item.condition_patch, limits));
     if (!r) {

@@ -288,6 +288,13 @@ asio::awaitable<void> Scheduler::bind(BindRequest req) {
     }
   } guard{*this, req};
   TS_LOG(3, "Attempting to bind pod to node", {"pod", key(req.pod)}, {"node", req.node});
+  // A PodScheduled=False patch of this pod already on its way (an earlier
+  // attempt failed) must land first: after the bind, it would mark the
+  // bound pod unschedulable.
+  if (events_.patch_in_flight(req.pod.uid)) {
+    TS_LOG(4, "Bind waits for the pod's status patch in flight", {"pod", key(req.pod)});
+    co_await events_.patch_settled(req.pod.uid, task, trace::points::bind_status_patch);
+  }
   if (!co_await post_slots_.acquire(task, trace::points::bind_slot)) co_return;  // stopping: undone by the guard
   struct give_back {
     async::Slots& slots;

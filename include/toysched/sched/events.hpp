@@ -24,9 +24,17 @@
 // patch carries `metadata.uid`, which the API server refuses to change
 // (422 Invalid, cause field metadata.uid) for a pod recreated since we last
 // saw it.
+//
+// Those checks cannot catch a patch already on its way: sent while the pod
+// was pending, it may reach the API server after a bind that came later
+// (on another connection), and turn the bound pod's PodScheduled back to
+// False. So a bind first waits for any such patch of its pod to be
+// answered (patch_settled), as upstream's API dispatcher holds a call while
+// an earlier one for the same object is in flight.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -35,6 +43,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "toysched/async/supervisor.hpp"
 #include "toysched/async/wakeup.hpp"
@@ -69,6 +78,12 @@ class EventRecorder {
   }
   void forget(const std::string& pod_uid);  // the pod is gone: drop its coalescing state
 
+  // Completes once no PodScheduled=False patch for the pod is sent and
+  // unanswered: at once when none is (the usual case). A patch not yet sent
+  // by then sees the pod assumed and is dropped. Waits at `point`.
+  boost::asio::awaitable<void> patch_settled(std::string pod_uid, trace::TaskScope& task, trace::Point point);
+  bool patch_in_flight(const std::string& pod_uid) const { return patches_sent_.contains(pod_uid); }
+
   boost::asio::awaitable<void> run();  // the `events` task
   void stop();
   // Writes queued or in flight.
@@ -87,6 +102,7 @@ class EventRecorder {
   bool stale(const Item& item) const;
   void drop_stale(const Item& item, const char* why);
   boost::asio::awaitable<void> post(Item item);
+  void patch_answered(const std::string& pod_uid);
 
   kube::Api& api_;
   const std::string& controller_for(const kube::Pod& pod) const;
@@ -104,6 +120,10 @@ class EventRecorder {
   std::function<bool()> busy_;
   StillPending still_pending_;
   int in_flight_ = 0;
+  // Status patches sent and not yet answered, by pod UID; and the binds
+  // waiting for them (each timer in its waiting coroutine's frame).
+  std::unordered_map<std::string, int> patches_sent_;
+  std::unordered_map<std::string, std::vector<boost::asio::steady_timer*>> patch_waiters_;
   std::uint64_t dropped_stale_ = 0;
 };
 
