@@ -21,14 +21,20 @@ sys.path.append(str(Path(__file__).resolve().parent.parent))  # this checkout's,
 from devlib.lab import Lab as KubeLab, toy_http_port  # noqa: E402  (the lab launcher, shared with the drills)
 
 
-def proc_cpu_seconds(pid: int) -> float | None:
-    """utime + stime of one process (not its children), in seconds."""
+def proc_stat(pid: int | str) -> list[str] | None:
+    """/proc/PID/stat's fields after the command name (which may hold spaces
+    and parentheses): [0] is the state, [1] the parent's pid; None once gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat[stat.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return stat[stat.rindex(")") + 2:].split()
+
+
+def proc_cpu_seconds(pid: int) -> float | None:
+    """utime + stime of one process (not its children), in seconds."""
+    fields = proc_stat(pid)
+    return None if fields is None else (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 def machine_busy_seconds() -> float:
@@ -55,12 +61,8 @@ def stop_descendants(grace: float = 20) -> None:
     def descendants() -> list[int]:
         children: dict[int, list[int]] = {}
         for d in Path("/proc").iterdir():
-            if d.name.isdigit():
-                try:
-                    stat = (d / "stat").read_text()
-                except OSError:
-                    continue
-                children.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(d.name))
+            if d.name.isdigit() and (fields := proc_stat(d.name)) is not None:
+                children.setdefault(int(fields[1]), []).append(int(d.name))
         out, todo = [], [os.getpid()]
         while todo:
             for c in children.get(todo.pop(), []):

@@ -16,6 +16,11 @@ but prose and the renderers (bench/report.py, plots.py, targets.py, which
 `--from-json` re-runs on saved figures), as committed plus any uncommitted
 change to it: an edit to the scheduler between two sittings starts the
 bench over rather than mixing two schedulers in one table.
+
+The progress files live in bench/progress/, which git tracks: a sitting's
+finished groups, committed, go on in the next checkout (a fresh clone, a
+new machine) under the same key, since they are not measured code. A run
+that completes removes its file; commit that removal with the results.
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ from common import ROOT
 # What does not change a measurement: prose, the saved figures and the
 # modules that only render them.
 NOT_MEASURED = ("*.md", "bench/sched-results.json", "bench/*.png", "bench/report.py", "bench/plots.py",
-                "bench/targets.py")
+                "bench/targets.py", "bench/progress/*")
 # The arguments that do not change what is measured.
 NOT_KEYED = ("out", "keep", "from_json", "budget", "progress", "fresh")
 
@@ -87,6 +92,9 @@ class Progress:
 
     def done(self, group: str) -> bool:
         return group in self.groups
+
+    def left(self, groups: list[str]) -> int:
+        return sum(not self.done(g) for g in groups)
 
     def add(self, group: str, started: str, wall_s: float, results: list[dict]) -> None:
         g = {"group": group, "sitting": self.sitting, "started": started, "finished": now(), "wall_s": wall_s,

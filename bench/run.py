@@ -64,7 +64,7 @@ from apiserver import ApiServer, ScheduledEvents, counter_delta
 from harness import (Lab, PageFeed, Watcher, create_pods, creation, drain_figures, machine_busy_seconds, percentile,
                      proc_cpu_seconds, proc_hwm_mib, stop, stop_descendants)
 from contenders import contender_cmd
-from common import (BUILD, CEILING, CONTENDERS, DEFAULT_PODS, INIT_NS, INIT_PODS, KUBE_LAB, KUBE_SCHEDULER, LABELS,
+from common import (CEILING, CONTENDERS, DEFAULT_PODS, INIT_NS, INIT_PODS, KUBE_LAB, KUBE_SCHEDULER, LABELS,
                     LAT_NS, LATENCY_CONTENDERS, ROOT, SETTINGS, TOY, TPUT_NS, WORKLOADS, log, rates, setting_cpus)
 from progress import Progress, measured_code, now, run_key
 from plots import plot_latency, plot_throughput
@@ -333,8 +333,9 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=0,
                     help="minutes: start no group after this long (at least one group is measured); the run "
                     "stops with exit status 3 and the same command goes on from there (default 0: no limit)")
-    ap.add_argument("--progress", default=str(BUILD / "bench-progress"),
-                    help="where finished groups are kept until the run is complete (default build/bench-progress)")
+    ap.add_argument("--progress", default=str(ROOT / "bench" / "progress"),
+                    help="where finished groups are kept until the run is complete (default bench/progress: "
+                    "tracked, so a commit carries a long run's progress to the next checkout)")
     ap.add_argument("--fresh", action="store_true", help="discard the progress of an earlier sitting: start over")
     ap.add_argument("--from-json", help="no run: rewrite RESULTS.md and the plot from a saved sched-results.json")
     args = ap.parse_args()
@@ -374,12 +375,14 @@ def main() -> int:
         log("not a git checkout: no progress is kept, the run must finish in one sitting")
         code = f"unversioned {time.time_ns()}"
     progress = Progress(Path(args.progress), run_key(code, args), info, args.fresh)
-    groups = [f"{n}/{run}/{workload}/{setting}" for n in node_counts for run in range(1, args.runs + 1)
-              for workload in workloads for setting in settings]
+    # Each group as the progress file keys it, with what it measures.
+    measure = {f"{n}/{run}/{workload}/{setting}": (n, run, workload, setting) for n in node_counts
+               for run in range(1, args.runs + 1) for workload in workloads for setting in settings}
     scale = parse_scale(args.scale)
-    groups += [f"scale/{setting}" for setting in settings] if scale else []
+    scale_groups = {f"scale/{setting}": setting for setting in settings} if scale else {}
+    groups = list(measure) + list(scale_groups)
     if progress.groups:
-        log(f"resuming {progress.path}: {sum(map(progress.done, groups))} of {len(groups)} groups measured "
+        log(f"resuming {progress.path}: {len(groups) - progress.left(groups)} of {len(groups)} groups measured "
             f"since {progress.header['began']}")
     work = Path(tempfile.mkdtemp(prefix="toysched-bench."))
     log(f"work directory {work}; progress in {progress.path}")
@@ -391,26 +394,23 @@ def main() -> int:
         if progress.done(group):
             continue
         if measured and args.budget and time.monotonic() - t0 > args.budget * 60:
-            left = len(groups) - sum(map(progress.done, groups))
-            log(f"--budget {args.budget:g} min spent: {left} of {len(groups)} groups left; run the same command "
-                "again to measure them")
+            log(f"--budget {args.budget:g} min spent: {progress.left(groups)} of {len(groups)} groups left; "
+                "run the same command again to measure them")
             shutil.rmtree(work, ignore_errors=True)
             return 3
         started, g0 = now(), time.monotonic()
-        if group.startswith("scale/"):
-            setting = group.split("/")[1]
-            rs = run_scale(scale, [c for c in args.scale_contenders.split(",") if c], [setting], args, work)
+        if group in scale_groups:
+            rs = run_scale(scale, [c for c in args.scale_contenders.split(",") if c], [scale_groups[group]], args,
+                           work)
         else:
-            n, run, workload, setting = group.split("/")
-            n, run = int(n), int(run)
+            n, run, workload, setting = measure[group]
             order = list(contenders)
             random.Random(f"{n}/{run}/{setting}/{workload}").shuffle(order)  # none always first or last
             rs = [measure_logged(c, setting, workload, n, pods_for(n), run, args,
                                  work / f"{n}-{run}-{workload}-{setting}-{c}") for c in order]
         progress.add(group, started, time.monotonic() - g0, rs)
         measured += 1
-    results = progress.results([g for g in groups if not g.startswith("scale/")])
-    scale_results = progress.results([g for g in groups if g.startswith("scale/")])
+    results, scale_results = progress.results(list(measure)), progress.results(list(scale_groups))
     info, wall = progress.info(), progress.wall_seconds()
     summary = summarize(results, node_counts, contenders)
     (out_dir / "sched-results.json").write_text(json.dumps(
