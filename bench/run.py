@@ -66,7 +66,7 @@ from harness import (Lab, PageFeed, Watcher, create_pods, creation, drain_figure
 from contenders import contender_cmd
 from common import (CEILING, CONTENDERS, DEFAULT_PODS, INIT_NS, INIT_PODS, KUBE_LAB, KUBE_SCHEDULER, LABELS,
                     LAT_NS, LATENCY_CONTENDERS, ROOT, SETTINGS, TOY, TPUT_NS, WORKLOADS, log, rates, setting_cpus)
-from progress import Progress, measured_code, now, run_key
+from progress import PROGRESS_DIR, Progress, measured_code, now, run_key
 from plots import plot_latency, plot_throughput
 from report import fmt, latency_rates, machine, old_latency, render, summarize, write_results_md
 from targets import render_targets
@@ -333,7 +333,7 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=0,
                     help="minutes: start no group after this long (at least one group is measured); the run "
                     "stops with exit status 3 and the same command goes on from there (default 0: no limit)")
-    ap.add_argument("--progress", default=str(ROOT / "bench" / "progress"),
+    ap.add_argument("--progress", default=str(PROGRESS_DIR),
                     help="where finished groups are kept until the run is complete (default bench/progress: "
                     "tracked, so a commit carries a long run's progress to the next checkout)")
     ap.add_argument("--fresh", action="store_true", help="discard the progress of an earlier sitting: start over")
