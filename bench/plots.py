@@ -54,10 +54,10 @@ def plot_throughput(out_dir: Path, work: Path, summary, node_counts, contenders)
                       for i, (st, c) in enumerate(series))
     lo, hi = min(node_counts), max(node_counts)
     return gnuplot(work, "throughput", f"""
-set terminal pngcairo size 1100,600 font ',11'
+set terminal pngcairo size 1500,600 font ',11'
 set output '{out_dir / "throughput.png"}'
 set datafile missing '?'
-set title 'Throughput on the lab, {WORKLOAD_TITLES[wl]} (median pods/s, whole job: bound and Scheduled event)'
+set title "Throughput on the lab, {WORKLOAD_TITLES[wl]}\\n(median pods/s, whole job: bound and Scheduled event)"
 set xlabel 'nodes'
 set ylabel 'pods/s'
 set logscale x
@@ -65,6 +65,8 @@ set xrange [{lo / 1.6}:{hi * 1.6}]
 set xtics ({", ".join(str(n) for n in node_counts)})
 set yrange [0:*]
 set grid ytics
+# 1500 px wide: a contender per setting in the key on the right (its labels up to 55 characters)
+# took more than half of 1100 px and squeezed the plot; below, gnuplot gives it one column.
 set key outside right top
 plot {lines}
 """)
