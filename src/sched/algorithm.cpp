@@ -463,7 +463,7 @@ Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluste
   d.feasible_nodes = static_cast<int>(s.feasible.size());
   if (trace != nullptr) {
     trace->left_out = fo.absent;
-    for (const NodeInfo* ni : s.feasible) trace->feasible.push_back(ni->node.name);
+    for (const NodeInfo* ni : s.feasible) trace->feasible.push_back(*ni);
   }
 
   if (s.feasible.empty()) {

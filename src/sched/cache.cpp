@@ -1,5 +1,7 @@
 #include "toysched/sched/cache.hpp"
 
+#include "toysched/sched/node_names.hpp"
+
 namespace toysched::sched {
 
 NodeInfo& Cache::info_for(const std::string& node) {
@@ -7,6 +9,7 @@ NodeInfo& Cache::info_for(const std::string& node) {
   if (!slot) {
     slot = std::make_unique<NodeInfo>();
     slot->node.name = node;
+    slot->name_id = NodeNames::intern(node);  // the key: a NodeInfo is never renamed
   }
   return *slot;
 }

@@ -6,6 +6,7 @@
 #include "builders.hpp"
 #include "profile_fixtures.hpp"
 #include "toysched/sched/algorithm.hpp"
+#include "toysched/sched/cache.hpp"
 #include "toysched/sched/profile.hpp"
 
 #include <doctest/doctest.h>
@@ -250,4 +251,36 @@ TEST_CASE("explain_json and explain_text show the rejections and the scores") {
   const std::string table = explain_text(*e);
   CHECK(table.find("* " + d.node) != std::string::npos);
   CHECK(table.find("TaintToleration x3") != std::string::npos);
+}
+
+TEST_CASE("a trace lists nodes by their NodeNames number: the cache numbers its nodes, the name outlives the node") {
+  using sched::NodeNames;
+  CHECK(NodeNames::intern("names-a") == NodeNames::intern("names-a"));
+  CHECK(NodeNames::intern("names-a") != NodeNames::intern("names-b"));
+  CHECK(NodeNames::name(NodeNames::intern("names-b")) == "names-b");
+  CHECK(NodeNames::name(0).empty());
+
+  DecisionTrace t;
+  {
+    sched::Cache cache;
+    cache.add_node(make_node().name("names-cached").info().node);
+    REQUIRE(cache.node("names-cached") != nullptr);
+    CHECK(cache.node("names-cached")->name_id == NodeNames::intern("names-cached"));
+    std::mt19937_64 rng(1);
+    const auto d =
+        sched::schedule_pod(test::default_profile(), make_pod().cpu("1"), cache.cluster(), rng, nullptr, nullptr, &t);
+    REQUIRE(d.status == Decision::Status::scheduled);
+  }  // the cache and its NodeInfos are gone; the trace still names the node
+  CHECK(t.feasible.strings() == std::vector<std::string>{"names-cached"});
+
+  // What a decision records is the number a NodeInfo carries, never a read
+  // of its name (that read was what recording cost at 15 000 nodes); a
+  // NodeInfo made without one (tests, tools) is numbered by its name.
+  NodeInfo numbered = make_node().name("names-as-made").info();
+  numbered.name_id = NodeNames::intern("names-by-number");
+  NodeInfo unnumbered = make_node().name("names-unnumbered").info();
+  sched::NameList names;
+  names.push_back(numbered);
+  names.push_back(unnumbered);
+  CHECK(names.strings() == std::vector<std::string>{"names-by-number", "names-unnumbered"});
 }

@@ -15,6 +15,7 @@
 
 #include "toysched/kube/objects.hpp"
 #include "toysched/sched/framework.hpp"
+#include "toysched/sched/node_names.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -30,25 +31,18 @@ namespace toysched::sched {
 
 struct Decision;
 
-// Node names packed in one buffer: a decision copies hundreds of them, and
-// one append each costs less than as many std::strings made and freed.
+// The names of the nodes a decision listed, as NodeNames numbers: a
+// decision records hundreds, and a number costs neither a copy nor a read
+// of the node's name (node_names.hpp says what that saved).
 class NameList {
  public:
-  void push_back(std::string_view name) {
-    chars_.append(name);
-    ends_.push_back(static_cast<std::uint32_t>(chars_.size()));
-  }
-  std::string_view operator[](std::size_t i) const noexcept {
-    const std::uint32_t begin = i == 0 ? 0 : ends_[i - 1];
-    return std::string_view(chars_).substr(begin, ends_[i] - begin);
-  }
-  std::string_view front() const noexcept { return (*this)[0]; }
-  std::size_t size() const noexcept { return ends_.size(); }
-  bool empty() const noexcept { return ends_.empty(); }
-  void clear() noexcept {
-    chars_.clear();
-    ends_.clear();
-  }
+  void push_back(const NodeInfo& ni) { ids_.push_back(ni.name_id != 0 ? ni.name_id : NodeNames::intern(ni.node.name)); }
+  void push_back(std::string_view name) { ids_.push_back(NodeNames::intern(name)); }
+  std::string_view operator[](std::size_t i) const { return NodeNames::name(ids_[i]); }
+  std::string_view front() const { return (*this)[0]; }
+  std::size_t size() const noexcept { return ids_.size(); }
+  bool empty() const noexcept { return ids_.empty(); }
+  void clear() noexcept { ids_.clear(); }
   std::vector<std::string> strings() const {
     std::vector<std::string> out;
     for (std::size_t i = 0; i < size(); ++i) out.emplace_back((*this)[i]);
@@ -56,12 +50,11 @@ class NameList {
   }
 
  private:
-  std::string chars_;
-  std::vector<std::uint32_t> ends_;
+  std::vector<NodeNames::Id> ids_;
 };
 
 // Filled by schedule_pod when it is given one (algorithm.hpp). Names are
-// copies, so a trace outlives the cache's NodeInfos.
+// kept by NodeNames, so a trace outlives the cache's NodeInfos.
 struct DecisionTrace {
   struct Rejection {
     std::string node;

@@ -58,6 +58,10 @@ struct NodeInfo {
   std::int64_t nonzero_milli_cpu = 0;  // scoring only: see nonzero_milli_cpu()
   std::int64_t nonzero_memory = 0;
   int pod_count = 0;
+  // node.name's NodeNames number (0 when only a test made this NodeInfo),
+  // beside pod_count, which every decision reads: what a recorded decision
+  // keeps of each node it lists (node_names.hpp).
+  std::uint32_t name_id = 0;
   std::vector<kube::HostPort> used_ports;  // a multiset: two pods may bind the same port on different IPs
   kube::Node node;
 
