@@ -259,6 +259,10 @@ TEST_CASE("a trace lists nodes by their NodeNames number: the cache numbers its 
   CHECK(NodeNames::intern("names-a") != NodeNames::intern("names-b"));
   CHECK(NodeNames::name(NodeNames::intern("names-b")) == "names-b");
   CHECK(NodeNames::name(0).empty());
+  const std::size_t known = NodeNames::size();
+  NodeNames::intern("names-new");
+  NodeNames::intern("names-new");
+  CHECK(NodeNames::size() == known + 1);  // a name is kept once
 
   DecisionTrace t;
   {

@@ -8,9 +8,10 @@
 // weighted score on every feasible node; an ExplainRecorder keeps the last
 // attempt of recent pods within a memory budget.
 //
-// Recording costs a copy of the names and numbers the decision made anyway
-// (no plugin runs twice), so it is always on: the question comes after the
-// fact, when turning a flag on would be too late.
+// Recording costs a copy of the scores the decision made anyway and a
+// number per node (NodeNames keeps the names; no plugin runs twice), so it
+// is always on: the question comes after the fact, when turning a flag on
+// would be too late.
 #pragma once
 
 #include "toysched/kube/objects.hpp"
