@@ -38,7 +38,7 @@ shuffled in each run. Then the scale run (bench/scale.py, --scale): one
 large cluster with most pods already placed, toy-scheduler and
 kube-scheduler, in each setting.
 
-A default run takes about 4.4 hours on 2 CPUs. It is measured in groups (a
+A default run takes about 4.2 hours on 2 CPUs. It is measured in groups (a
 node count, run, workload and setting with all its contenders), each kept
 on disk when finished: stopped (Ctrl-C, --budget), the same command goes on
 from the next group. bench/progress.py says when progress is discarded.
