@@ -147,6 +147,8 @@ def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int
         events = ScheduledEvents(api, TPUT_NS) if c != "ceiling" else None  # the ceiling posts no events
         # SchedulingBasic's initial pods are done when bound and given their events, as the measured pods are:
         # events held past the last initial bind would otherwise be counted in the measured window.
+        # It stays open, idle, through the window: closing it there would put its end (a watch is counted in
+        # apiserver_request_total when it ends) among the window's requests.
         init_events = ScheduledEvents(api, INIT_NS) if c != "ceiling" and not backlog else None
         log(f"{nodes} nodes, run {run}, {setting}, {workload}: {LABELS[c]} starts on "
             + (f"{pods} pending pods (created in {res['create_s']:.1f}s)" if backlog else "an empty queue"))

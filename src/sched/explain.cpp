@@ -127,7 +127,7 @@ std::string explain_json(const Explanation& e) {
   if (t.left_out != 0) w.field("leftOutByPreFilter", t.left_out);
   w.key("rejected").array();
   for (const auto& r : t.rejected) {
-    w.object().field("node", r.node).field("plugin", plugin_name(r.plugin)).field("reason", r.reason).end();
+    w.object().field("node", r.node()).field("plugin", plugin_name(r.plugin)).field("reason", r.reason).end();
   }
   w.end();
   w.key("scores").array();
@@ -188,7 +188,8 @@ std::string explain_text(const Explanation& e) {
   }
   if (!t.rejected.empty()) {
     std::vector<std::vector<std::string>> rows{{"NODE", "FILTER", "REASON"}};
-    for (const auto& r : t.rejected) rows.push_back({r.node, std::string(plugin_name(r.plugin)), r.reason});
+    for (const auto& r : t.rejected)
+      rows.push_back({std::string(r.node()), std::string(plugin_name(r.plugin)), r.reason});
     out += "\n" + table(rows);
   }
   if (t.feasible.size() == 1) {

@@ -53,13 +53,13 @@ TEST_CASE("a pending pod: each node's rejecting filter and its reasons, as the F
   REQUIRE(t.rejected.size() == 3);
   // Filters run plugin by plugin in profile order: TaintToleration, then
   // NodeAffinity, then NodeResourcesFit.
-  CHECK(t.rejected[0].node == "tainted");
+  CHECK(t.rejected[0].node() == "tainted");
   CHECK(t.rejected[0].plugin == PluginId::taint_toleration);
   CHECK(t.rejected[0].reason == "node(s) had untolerated taint {dedicated: gpu}");
-  CHECK(t.rejected[1].node == "spinning");
+  CHECK(t.rejected[1].node() == "spinning");
   CHECK(t.rejected[1].plugin == PluginId::node_affinity);
   CHECK(t.rejected[1].reason == "node(s) didn't match Pod's node affinity/selector");
-  CHECK(t.rejected[2].node == "small");
+  CHECK(t.rejected[2].node() == "small");
   CHECK(t.rejected[2].plugin == PluginId::node_resources_fit);
   CHECK(t.rejected[2].reason == "Insufficient cpu");
   CHECK(t.feasible.empty());

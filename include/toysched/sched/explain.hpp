@@ -58,9 +58,10 @@ class NameList {
 // kept by NodeNames, so a trace outlives the cache's NodeInfos.
 struct DecisionTrace {
   struct Rejection {
-    std::string node;
+    NodeNames::Id node_id = 0;  // a number, as the feasible nodes are (NameList)
     PluginId plugin = PluginId::none;
     std::string reason;  // upstream's reason strings, ", "-joined
+    std::string_view node() const { return NodeNames::name(node_id); }
   };
   // A PreFilter that rejected every node before any was filtered.
   PluginId pre_filter_rejected_by = PluginId::none;
