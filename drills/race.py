@@ -13,6 +13,11 @@ scheduler's bind attempt (from each log's timestamps; kube-scheduler's needs
 --runs N races N times in a row, each with a fresh toy-scheduler and a fresh
 Deployment, and prints each run and the median share.
 
+On the drill's lab the apiserver logs every binding it receives and answers
+(kube-lab --audit-bindings): for each pod both schedulers tried, whose binding
+reached the server first and whose it accepted. A race lost although ours
+arrived first was decided inside the server, not on our side.
+
 On a cluster it needs a running default scheduler (checked with a probe pod)
 and counts kube-scheduler's lost races from its FailedScheduling events.
 """
@@ -23,10 +28,12 @@ import signal
 import statistics
 import subprocess
 import time
+from datetime import datetime, timezone
 
 import kit
 
-LAB_FLAGS = ["--controllers", "--kube-scheduler", "--kube-scheduler-v", "3"]
+LAB_FLAGS = ["--controllers", "--kube-scheduler", "--kube-scheduler-v", "3", "--audit-bindings"]
+AUDIT_LOG = "audit-bindings.log"  # in the lab's directory
 
 
 def add_args(p):
@@ -139,6 +146,48 @@ class PodWatch:
         return created, bound
 
 
+def audit_time(s):
+    """An audit timestamp ("2026-12-06T02:33:48.439723Z") as seconds."""
+    return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+
+
+def server_order(text, ns, deployment):
+    """The apiserver's audit log of bindings, read per pod of the Deployment:
+    whose binding it received first and whose it accepted (201). A side that
+    sent more than one counts from its first."""
+    per = {}
+    for line in text.splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue  # a line cut by the read: the race's own lines are complete by then
+        o = e.get("objectRef") or {}
+        if e.get("stage") != "ResponseComplete" or o.get("namespace") != ns or \
+                not o.get("name", "").startswith(deployment + "-"):
+            continue
+        side = "toy-scheduler" if e.get("userAgent", "").startswith("toy-scheduler/") else "kube-scheduler"
+        s = per.setdefault(o["name"], {}).setdefault(side, {"received": float("inf"), "accepted": 0})
+        s["received"] = min(s["received"], audit_time(e["requestReceivedTimestamp"]))
+        s["accepted"] += (e.get("responseStatus") or {}).get("code") == 201
+    contested = {p: s for p, s in per.items() if len(s) == 2}
+    first = {p for p, s in contested.items() if s["toy-scheduler"]["received"] < s["kube-scheduler"]["received"]}
+    won = {p for p, s in contested.items() if s["toy-scheduler"]["accepted"]}
+    lost_gap = sorted(1000 * (s["toy-scheduler"]["received"] - s["kube-scheduler"]["received"])
+                      for p, s in contested.items() if p not in won)
+    return {"pods": len(per), "contested": len(contested), "ours_first": len(first),
+            "lost_though_ours_first": len(first - won), "won_though_theirs_first": len(won - first),
+            # lost races: ours received minus theirs, ms (negative: ours came first)
+            "lost_arrival_gap_ms": [round(x, 1) for x in lost_gap],
+            "accepted_per_pod": sorted({sum(v["accepted"] for v in s.values()) for s in per.values()})}
+
+
+def fmt_order(o):
+    if not o:
+        return "-"
+    return "ours first in %d of %d; lost %d though first, won %d though second" % (
+        o["ours_first"], o["contested"], o["lost_though_ours_first"], o["won_though_theirs_first"])
+
+
 def foreign_pending(t):
     n = 0
     for p in t.kj("get", "pods", "-A", "--field-selector", "spec.nodeName=,status.phase=Pending")["items"]:
@@ -190,6 +239,8 @@ def race_once(t, n, name, last):
     """One race: a fresh toy-scheduler, a Deployment of n, the facts."""
     ks_log_path = os.path.join(t.lab_dir, "kube-scheduler.log") if t.on_lab else None
     ks_offset = os.path.getsize(ks_log_path) if ks_log_path else 0
+    audit_path = os.path.join(t.lab_dir, AUDIT_LOG) if t.on_lab else None
+    audit_offset = os.path.getsize(audit_path) if audit_path and os.path.exists(audit_path) else 0
     watch = PodWatch(t, name)
     kit.progress("starting toy-scheduler --scheduler-name=default-scheduler -v=4")
     toy = t.toy("toy-scheduler" if name == "race" else "toy-scheduler-" + name,
@@ -242,6 +293,11 @@ def race_once(t, n, name, last):
         their_conf_n, their_lost = ev_n, ev_pods
         source = "FailedScheduling events"
     created, bound = watch.created_and_bound(t.ns, name)
+    order = None
+    if audit_path:
+        with open(audit_path, errors="replace") as f:
+            f.seek(audit_offset)
+            order = server_order(f.read(), t.ns, name)
 
     placement, mismatched = {}, []
     for p in sorted(pods, key=lambda p: p["metadata"]["name"]):
@@ -274,6 +330,7 @@ def race_once(t, n, name, last):
                 "won_by_toy-scheduler": latency_ms(created, {p: bound[p] for p in bound if p in ours}),
                 "won_by_kube-scheduler": latency_ms(created, {p: bound[p] for p in bound if p not in ours})},
         },
+        "server_order": order,
         "nodename_hostip_mismatches": mismatched,
         "bound_by_both": sorted(set(ours) & set(theirs)),
         "overcommitted_nodes": sorted(k for k, u in usage.items() if u["over"]),
@@ -316,6 +373,11 @@ def report_one(t, res, r):
                       fmt_lat(lat["created_to_bound"]["won_by_toy-scheduler"])],
                      ["kube-scheduler", fmt_lat(lat["created_to_attempt"]["kube-scheduler"]),
                       fmt_lat(lat["created_to_bound"]["won_by_kube-scheduler"])]]))
+    o = r["server_order"]
+    if o:
+        res.section("the server's order (its audit log of bindings; pods both schedulers tried)",
+                    "%s\nlost races, ours received minus theirs (ms): %s" % (
+                        fmt_order(o), ", ".join("%+.1f" % x for x in o["lost_arrival_gap_ms"]) or "none"))
 
 
 def report_many(res, runs):
@@ -327,9 +389,10 @@ def report_many(res, runs):
     for i, r in enumerate(runs):
         lat = r["latency_ms"]["created_to_attempt"]
         rows.append([i + 1, r["win_ratio"], "%.0f%%" % (100 * (r["toy_scheduler_share"] or 0)),
-                     fmt_lat(lat["toy-scheduler"]), fmt_lat(lat["kube-scheduler"])])
-    res.section("the races (win ratio toy-scheduler : kube-scheduler; created -> bind attempt, p50 / p99)",
-                kit.table(["run", "won", "ours", "toy-scheduler", "kube-scheduler"], rows) +
+                     fmt_lat(lat["toy-scheduler"]), fmt_lat(lat["kube-scheduler"]), fmt_order(r["server_order"])])
+    res.section("the races (win ratio toy-scheduler : kube-scheduler; created -> bind attempt, p50 / p99; "
+                "at the server, of the pods both tried)",
+                kit.table(["run", "won", "ours", "toy-scheduler", "kube-scheduler", "at the server"], rows) +
                 ("\nmedian share: %.0f%% ours (lowest %.0f%%)" % (100 * statistics.median(shares), 100 * min(shares))
                  if shares else ""))
 
@@ -364,5 +427,11 @@ def checks(t, res, runs):
               per_run(lambda r: "%d lost, all bound by kube-scheduler" % len(kit.pods_in(r["_facts"]["our_conf"]))))
     res.check("every race they lost, we won", every(lambda r: r["_facts"]["their_lost"] <= r["_facts"]["ours"]),
               per_run(lambda r: "%d lost, all bound by toy-scheduler" % len(r["_facts"]["their_lost"])))
+    if all(r["server_order"] for r in runs):  # the drill's lab: the server's own record of every binding
+        res.check("the server accepted one binding per pod",
+                  every(lambda r: r["server_order"]["accepted_per_pod"] == [1]
+                        and r["server_order"]["pods"] == r["pods"]),
+                  per_run(lambda r: "%d pods, bindings accepted per pod: %s" % (
+                      r["server_order"]["pods"], r["server_order"]["accepted_per_pod"])))
     res.check("no node over-committed", every(lambda r: not r["overcommitted_nodes"]),
               ", ".join(k for r in runs for k in r["overcommitted_nodes"]) or "%d nodes" % facts[-1]["nodes"])

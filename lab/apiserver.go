@@ -46,6 +46,9 @@ func (l *lab) apiserverArgs(etcdURL string) []string {
 		limits = []string{"--enable-priority-and-fairness=false",
 			fmt.Sprintf("--max-requests-inflight=%d", n), fmt.Sprintf("--max-mutating-requests-inflight=%d", n)}
 	}
+	if l.flags.auditBindings {
+		limits = append(limits, "--audit-policy-file="+l.dir+"/"+auditBindingsPolicy, "--audit-log-path="+l.dir+"/"+auditBindingsLog)
+	}
 	return append(limits, []string{
 		"--etcd-servers=" + etcdURL,
 		fmt.Sprintf("--etcd-compaction-interval=%s", l.flags.compactionInterval),
@@ -73,7 +76,31 @@ func (l *lab) apiserverArgs(etcdURL string) []string {
 	}...)
 }
 
+// --audit-bindings: the apiserver's audit log, of bindings only. The log
+// backend writes each event before the request goes on ("blocking" mode),
+// so the log's order is the server's. Metadata level: who (user agent),
+// what (pod), when received, when answered, and the answer's code.
+const (
+	auditBindingsLog    = "audit-bindings.log"
+	auditBindingsPolicy = "audit-bindings-policy.yaml"
+)
+
+const auditBindingsRules = `apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+- level: Metadata
+  resources:
+  - group: ""
+    resources: ["pods/binding"]
+- level: None
+`
+
 func startAPIServer(ctx context.Context, l *lab, etcdURL string) (*apiServer, error) {
+	if l.flags.auditBindings {
+		if err := os.WriteFile(l.dir+"/"+auditBindingsPolicy, []byte(auditBindingsRules), 0o644); err != nil {
+			return nil, err
+		}
+	}
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {

@@ -78,6 +78,7 @@ type labFlags struct {
 	watchCache         bool
 	apiserverV         int
 	maxInflight        int
+	auditBindings      bool
 }
 
 func parseLabFlags(args []string) (*labFlags, error) {
@@ -101,6 +102,7 @@ func parseLabFlags(args []string) (*labFlags, error) {
 	fs.DurationVar(&f.compactionInterval, "etcd-compaction-interval", 5*time.Minute, "apiserver's etcd compaction interval (short values provoke 410 Gone)")
 	fs.BoolVar(&f.watchCache, "watch-cache", true, "apiserver watch cache; false sends watches to etcd, so a compacted resourceVersion gives 410 Gone on watch too")
 	fs.IntVar(&f.maxInflight, "max-requests-inflight", 0, "limit the apiserver to N requests at once (priority and fairness off, so it applies to the admin too): beyond it, 429 with Retry-After, for tests of client retries; 0 = the apiserver's defaults")
+	fs.BoolVar(&f.auditBindings, "audit-bindings", false, "log each pods/binding request when the apiserver receives it and when it answers (its audit log, Metadata level) to DIR/"+auditBindingsLog+": which of two racing schedulers reached the server first")
 	fs.IntVar(&f.apiserverV, "apiserver-v", 1, "apiserver (and in-process controllers) log verbosity, to DIR/apiserver.log")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -40,6 +40,18 @@ def race(r):
     need(r["win_ratio"] == "%d:%d" % (b["toy-scheduler"], b["kube-scheduler"]), "win ratio " + r["win_ratio"])
     need(r["nodename_hostip_mismatches"] == [] and r["bound_by_both"] == [] and r["overcommitted_nodes"] == [],
          "no nodeName/hostIP mismatch, none bound by both, no over-commit")
+    # The apiserver's own record (the lab's audit log of bindings): one accepted per pod, and every pod
+    # both sides tried is one side's lost race, as the two logs count them.
+    o = r["server_order"]
+    need(o is not None and o["pods"] == n and o["accepted_per_pod"] == [1],
+         "the server accepted one binding per pod: %s" % o)
+    need(o["contested"] == c["toy-scheduler"]["pods"] + c["kube-scheduler"]["pods"],
+         "contested at the server (%d) = lost races in the two logs (%d + %d)" % (
+             o["contested"], c["toy-scheduler"]["pods"], c["kube-scheduler"]["pods"]))
+    need(0 <= o["lost_though_ours_first"] <= min(o["ours_first"], c["toy-scheduler"]["pods"])
+         and 0 <= o["won_though_theirs_first"] <= c["kube-scheduler"]["pods"]
+         and len(o["lost_arrival_gap_ms"]) == c["toy-scheduler"]["pods"],
+         "the server's order adds up: %s" % o)
 
 
 def recovery(r):
