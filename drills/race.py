@@ -235,12 +235,22 @@ def run(t, args, res):
     checks(t, res, runs)
 
 
+def log_end(path):
+    """Where a log written by the lab ends now (0 if there is none yet): this race's lines come after."""
+    return os.path.getsize(path) if path and os.path.exists(path) else 0
+
+
+def read_after(path, offset):
+    with open(path, errors="replace") as f:
+        f.seek(offset)
+        return f.read()
+
+
 def race_once(t, n, name, last):
     """One race: a fresh toy-scheduler, a Deployment of n, the facts."""
     ks_log_path = os.path.join(t.lab_dir, "kube-scheduler.log") if t.on_lab else None
-    ks_offset = os.path.getsize(ks_log_path) if ks_log_path else 0
     audit_path = os.path.join(t.lab_dir, AUDIT_LOG) if t.on_lab else None
-    audit_offset = os.path.getsize(audit_path) if audit_path and os.path.exists(audit_path) else 0
+    ks_offset, audit_offset = log_end(ks_log_path), log_end(audit_path)
     watch = PodWatch(t, name)
     kit.progress("starting toy-scheduler --scheduler-name=default-scheduler -v=4")
     toy = t.toy("toy-scheduler" if name == "race" else "toy-scheduler-" + name,
@@ -279,9 +289,7 @@ def race_once(t, n, name, last):
     # lab too, and on a cluster the only count of its lost races.
     ev_n, ev_pods = their_conflicts_from_events(t, name)
     if ks_log_path:
-        with open(ks_log_path, errors="replace") as f:
-            f.seek(ks_offset)
-            ks_log = f.read()
+        ks_log = read_after(ks_log_path, ks_offset)
         theirs = kit.binds_in(ks_log, t.ns)
         their_conf = kit.conflict_lines(ks_log, t.ns)
         their_conf_n, their_lost = len(their_conf), kit.pods_in(their_conf)
@@ -295,9 +303,7 @@ def race_once(t, n, name, last):
     created, bound = watch.created_and_bound(t.ns, name)
     order = None
     if audit_path:
-        with open(audit_path, errors="replace") as f:
-            f.seek(audit_offset)
-            order = server_order(f.read(), t.ns, name)
+        order = server_order(read_after(audit_path, audit_offset), t.ns, name)
 
     placement, mismatched = {}, []
     for p in sorted(pods, key=lambda p: p["metadata"]["name"]):

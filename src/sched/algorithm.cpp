@@ -98,8 +98,7 @@ class TracingSink final : public FilterSink {
     next_.rejected(ni, st);
     std::string reason;
     for (const std::string& r : st.reason_strings(pod_)) reason += (reason.empty() ? "" : ", ") + r;
-    t_.rejected.push_back(
-        {ni.name_id != 0 ? ni.name_id : NodeNames::intern(ni.node.name), st.plugin, std::move(reason)});
+    t_.rejected.push_back({name_id_of(ni), st.plugin, std::move(reason)});
   }
 
  private:

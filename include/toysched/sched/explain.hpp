@@ -32,12 +32,17 @@ namespace toysched::sched {
 
 struct Decision;
 
+// A node's name number: the one the cache gave it, else its name interned now.
+inline NodeNames::Id name_id_of(const NodeInfo& ni) {
+  return ni.name_id != 0 ? ni.name_id : NodeNames::intern(ni.node.name);
+}
+
 // The names of the nodes a decision listed, as NodeNames numbers: a
 // decision records hundreds, and a number costs neither a copy nor a read
 // of the node's name (node_names.hpp says what that saved).
 class NameList {
  public:
-  void push_back(const NodeInfo& ni) { ids_.push_back(ni.name_id != 0 ? ni.name_id : NodeNames::intern(ni.node.name)); }
+  void push_back(const NodeInfo& ni) { ids_.push_back(name_id_of(ni)); }
   void push_back(std::string_view name) { ids_.push_back(NodeNames::intern(name)); }
   std::string_view operator[](std::size_t i) const { return NodeNames::name(ids_[i]); }
   std::string_view front() const { return (*this)[0]; }
