@@ -306,6 +306,10 @@ asio::awaitable<void> App::shutdown(bool wait_for_binds, bool release_lease) {
   if (http) http->stop();
   if (https) https->stop();
   scheduler->stop();
+  // Last: the lease's release above went out on its HTTP/2 connection.
+  for (auto* t :
+       {transport.get(), events_transport.get(), lease_transport.get(), authn_transport.get(), authz_transport.get()})
+    if (t != nullptr) t->close_when_idle();
 }
 
 // --dump-dir: the dump's file, absolute, named by pid (a restarted

@@ -196,7 +196,13 @@ int run_create(const Common& c, const CreateOptions& o) {
       [&]() -> asio::awaitable<void> {
         co_await cr.ensure_namespace();
         cr.start = std::chrono::steady_clock::now();
-        for (int w = 0; w < o.parallel; ++w) asio::co_spawn(io, cr.worker(), asio::detached);
+        // The loop runs dry when the last worker is done, once the
+        // transport's HTTP/2 connection (an open read) is let go.
+        auto left = std::make_shared<int>(o.parallel);
+        for (int w = 0; w < o.parallel; ++w)
+          asio::co_spawn(io, cr.worker(), [left, &t](std::exception_ptr) {
+            if (--*left == 0) t->close_when_idle();
+          });
       },
       asio::detached);
   io.run();

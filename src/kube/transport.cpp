@@ -15,12 +15,14 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <stdexcept>
 #include <string_view>
 #include <variant>
 
+#include "h2_session.hpp"
 #include "toysched/kube/rate_limiter.hpp"
 #include "toysched/kube/watch_framer.hpp"
 #include "toysched/log/log.hpp"
@@ -53,8 +55,6 @@ std::string pem_problem(std::string_view pem, std::string_view want, const boost
   return ec.message();
 }
 
-using tls_stream = beast::ssl_stream<beast::tcp_stream>;
-
 struct Connection {
   std::variant<beast::tcp_stream, tls_stream> stream;
   beast::flat_buffer buffer;
@@ -78,14 +78,6 @@ bool is_ip_address(const std::string& host) {
   return !ec;
 }
 
-std::optional<std::chrono::seconds> parse_retry_after(beast::string_view v) {
-  // Only the delta-seconds form: the API server never sends an HTTP date.
-  int secs = 0;
-  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), secs);
-  if (ec != std::errc{} || ptr != v.data() + v.size() || secs < 0) return std::nullopt;
-  return std::chrono::seconds(secs);
-}
-
 // The reason OpenSSL gave for refusing the peer, in words.
 std::string tls_reason(tls_stream& s, const boost::system::error_code& ec) {
   long verify = SSL_get_verify_result(s.native_handle());
@@ -106,6 +98,11 @@ struct Transport::impl {
   std::uint64_t opened = 0;
   std::map<std::pair<std::string, std::string>, std::uint64_t> counts;
   std::string where;  // "https://host:port" for messages
+  // HTTP/2 for the unary requests, as client-go: when the server is TLS,
+  // offers "h2", and DISABLE_HTTP2 (client-go's switch) is not set.
+  std::shared_ptr<H2Session> h2;
+  bool h2_off = false, h2_opening = false;
+  std::shared_ptr<asio::steady_timer> h2_opened;  // waited on while h2_opening
 
   impl(asio::any_io_executor e, ClientConfig c, TransportOptions o)
       : ex(e),
@@ -113,13 +110,20 @@ struct Transport::impl {
         opts(std::move(o)),
         tokens(TokenSource::for_config(config)),
         limiter(e, opts.qps, opts.burst),
-        where(config.server.to_string()) {}
+        where(config.server.to_string()) {
+    const char* off = std::getenv("DISABLE_HTTP2");
+    h2_off = !config.server.tls() || (off != nullptr && *off != '\0');
+  }
+
+  ~impl() {
+    if (h2) h2->close();
+  }
 
   std::string verify_name() const {
     return config.tls_server_name.empty() ? config.server.host : config.tls_server_name;
   }
 
-  asio::awaitable<expected<std::unique_ptr<Connection>>> connect(milliseconds budget) {
+  asio::awaitable<expected<std::unique_ptr<Connection>>> connect(milliseconds budget, bool offer_h2 = false) {
     std::unique_ptr<Connection> c = tls ? std::make_unique<Connection>(ex, *tls) : std::make_unique<Connection>(ex);
     tcp::resolver resolver(ex);
     auto [rec, endpoints] =
@@ -142,6 +146,10 @@ struct Transport::impl {
                                      : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
         if (ok != 1) co_return fail(errc::tls_failed, "cannot verify server name \"" + name + "\"");
       }
+      // Offered per connection, never on the context: a connection that
+      // did not offer h2 is sure to speak HTTP/1.1.
+      static constexpr unsigned char protos[] = "\x02h2\x08http/1.1";
+      if (offer_h2) SSL_set_alpn_protos(ssl_handle, protos, sizeof protos - 1);
       auto [hec] = co_await t->async_handshake(ssl::stream_base::client, nothrow);
       if (hec == beast::error::timeout)
         co_return fail(errc::connect_timeout, "TLS handshake with " + where + ": timed out");
@@ -152,17 +160,22 @@ struct Transport::impl {
     co_return c;
   }
 
+  // "Bearer TOKEN", or empty. A token file that could not be re-read: the
+  // last good token is used; said once per run of failures (never the
+  // token itself).
+  std::string authorization() {
+    const std::string& token = tokens.current();
+    if (auto err = tokens.take_error())
+      TS_ERROR("Cannot read the token file; using the last token", {"err", err->message});
+    return token.empty() ? std::string() : "Bearer " + token;
+  }
+
   http::request<http::string_body> build(const HttpRequest& r) {
     http::request<http::string_body> req{r.verb, config.server.base_path + r.target, 11};
     req.set(http::field::host, config.server.authority());
     req.set(http::field::user_agent, opts.user_agent);
     req.set(http::field::accept, "application/json");
-    const std::string& token = tokens.current();
-    // A token file that could not be re-read: the last good token is used;
-    // said once per run of failures (never the token itself).
-    if (auto err = tokens.take_error())
-      TS_ERROR("Cannot read the token file; using the last token", {"err", err->message});
-    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
+    if (auto auth = authorization(); !auth.empty()) req.set(http::field::authorization, auth);
     if (!r.body.empty() || r.verb == http::verb::post || r.verb == http::verb::put || r.verb == http::verb::patch) {
       req.set(http::field::content_type, r.content_type.empty() ? "application/json" : r.content_type);
       req.body() = r.body;
@@ -198,7 +211,8 @@ struct Transport::impl {
     HttpResponse out;
     out.status = static_cast<int>(res.result_int());
     if (auto it = res.find(http::field::content_type); it != res.end()) out.content_type = std::string(it->value());
-    if (auto it = res.find(http::field::retry_after); it != res.end()) out.retry_after = parse_retry_after(it->value());
+    if (auto it = res.find(http::field::retry_after); it != res.end())
+      out.retry_after = parse_retry_after(std::string_view(it->value()));
     out.body = std::move(res.body());
     co_return out;
   }
@@ -252,6 +266,117 @@ struct Transport::impl {
     c->idle_since = std::chrono::steady_clock::now();
     if (idle.size() < opts.max_idle_connections) idle.push_back(std::move(c));
   }
+
+  // The HTTP/2 session, opened when there is none; requests that come
+  // while it is being opened wait for it rather than open connections of
+  // their own. nullptr: use HTTP/1.1 (the server did not choose h2).
+  asio::awaitable<expected<std::shared_ptr<H2Session>>> h2_session(milliseconds budget, bool& fresh) {
+    while (h2_opening) {
+      auto opened = h2_opened;  // the opener cancels it when done, well or not
+      co_await opened->async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (h2 && h2->usable()) co_return h2;
+    if (h2_off) co_return std::shared_ptr<H2Session>{};
+    h2.reset();
+    h2_opening = true;
+    h2_opened = std::make_shared<asio::steady_timer>(ex, asio::steady_timer::time_point::max());
+    auto c = co_await connect(budget, true);
+    h2_opening = false;
+    h2_opened->cancel();
+    if (!c) co_return c.error();
+    auto& t = std::get<tls_stream>((*c)->stream);
+    const unsigned char* proto = nullptr;
+    unsigned len = 0;
+    SSL_get0_alpn_selected(t.native_handle(), &proto, &len);
+    if (len != 2 || std::memcmp(proto, "h2", 2) != 0) {
+      h2_off = true;
+      TS_LOG(2, "The API server did not choose HTTP/2; requests use HTTP/1.1 connections", {"server", where});
+      give_back(std::move(*c));
+      co_return std::shared_ptr<H2Session>{};
+    }
+    auto session = std::make_shared<H2Session>(std::make_unique<tls_stream>(std::move(t)), where, opts.max_body_bytes);
+    if (auto started = session->start(); !started) co_return started.error();
+    h2 = session;
+    fresh = true;
+    co_return session;
+  }
+
+  H2Request h2_request(const HttpRequest& r) {
+    H2Request q;
+    q.method = std::string(http::to_string(r.verb));
+    q.path = config.server.base_path + r.target;
+    q.authority = config.server.authority();
+    q.user_agent = opts.user_agent;
+    q.authorization = authorization();
+    if (!r.body.empty() || r.verb == http::verb::post || r.verb == http::verb::put || r.verb == http::verb::patch)
+      q.content_type = r.content_type.empty() ? "application/json" : r.content_type;
+    q.body = r.body;
+    return q;
+  }
+
+  // How one try of a request ended, beyond its result.
+  struct Try {
+    bool resend = false;  // not seen by the server: send it again as if new
+    bool replay = false;  // lost in a way that allows one replay
+  };
+
+  // One try: on the HTTP/2 session if there is one, else a pooled
+  // HTTP/1.1 connection (a fresh one when `replayed`).
+  asio::awaitable<expected<HttpResponse>> attempt(const HttpRequest& r, const RequestLimits& limits, bool replayed,
+                                                  Try& t) {
+    auto out_of_time = [&] {
+      return fail(errc::request_timeout,
+                  std::string(http::to_string(r.verb)) + " " + r.target + ": not done by its deadline");
+    };
+    auto connect_budget = budget(opts.connect_timeout, limits);
+    if (connect_budget <= milliseconds(0)) co_return out_of_time();
+    bool fresh = false;
+    auto session = co_await h2_session(connect_budget, fresh);
+    if (!session) co_return session.error();
+    if (*session) {
+      if (r.trace) {
+        r.trace->connected = std::chrono::steady_clock::now();
+        r.trace->fresh_connection = fresh;
+      }
+      auto request_budget = budget(opts.request_timeout, limits);
+      if (request_budget <= milliseconds(0)) co_return out_of_time();
+      bool may_have_acted = false;
+      auto res = co_await (*session)->exchange(h2_request(r), request_budget, may_have_acted);
+      if (!res && res.error().code == errc::connection_lost) {
+        t.resend = !may_have_acted;
+        t.replay = may_have_acted;
+      }
+      co_return res;
+    }
+    // A replay never reuses a pooled connection: the one that just died
+    // says the others are likely dead too.
+    // (Not a ?: of two co_awaits: GCC 12 destroys such a temporary twice.)
+    expected<std::unique_ptr<Connection>> conn = fail(errc::connect_failed, "");
+    if (replayed)
+      conn = co_await connect(connect_budget);
+    else
+      conn = co_await take(connect_budget);
+    if (!conn) co_return conn.error();
+    if (r.trace) {
+      r.trace->connected = std::chrono::steady_clock::now();
+      r.trace->fresh_connection = !(*conn)->reused;
+    }
+    auto request_budget = budget(opts.request_timeout, limits);
+    if (request_budget <= milliseconds(0)) co_return out_of_time();
+    bool answered = false, keep = false;
+    auto res = co_await once(**conn, r, request_budget, answered, keep);
+    if (!res) {
+      // A kept-alive connection the server had already closed: nothing was
+      // answered, so it may be sent once more, on a fresh connection.
+      if ((*conn)->reused && !answered && res.error().code == errc::connection_lost) {
+        t.replay = true;
+        drop_idle();
+      }
+      co_return res;
+    }
+    if (keep) give_back(std::move(*conn));
+    co_return res;
+  }
 };
 
 Transport::Transport(std::unique_ptr<impl> p) : p_(std::move(p)) {}
@@ -294,6 +419,9 @@ expected<std::unique_ptr<Transport>> Transport::create(asio::any_io_executor ex,
 
 asio::awaitable<void> Transport::warm_up(std::size_t n) {
   auto& s = *p_;
+  bool fresh = false;
+  auto session = co_await s.h2_session(s.opts.connect_timeout, fresh);
+  if (session && *session) co_return;  // one connection carries every request
   n = std::min(n, s.opts.max_idle_connections);
   while (s.idle.size() < n) {
     auto c = co_await s.connect(s.opts.connect_timeout);
@@ -305,6 +433,12 @@ asio::awaitable<void> Transport::warm_up(std::size_t n) {
 asio::awaitable<void> Transport::keep_warm(std::size_t n, std::chrono::milliseconds max_idle) {
   auto& s = *p_;
   auto now = std::chrono::steady_clock::now();
+  // A session quiet for max_idle is replaced before the server's idle
+  // timeout ends it under a request.
+  if (s.h2 && s.h2->usable() && s.h2->idle() && now - s.h2->last_active() >= max_idle) {
+    s.h2->close();
+    s.h2.reset();
+  }
   std::erase_if(s.idle, [&](const std::unique_ptr<Connection>& c) {
     return now - c->idle_since >= max_idle || impl::peer_closed(*c);
   });
@@ -315,6 +449,12 @@ const ClientConfig& Transport::config() const noexcept { return p_->config; }
 asio::any_io_executor Transport::executor() const noexcept { return p_->ex; }
 std::uint64_t Transport::connections_opened() const noexcept { return p_->opened; }
 std::size_t Transport::idle_connections() const noexcept { return p_->idle.size(); }
+bool Transport::http2() const noexcept { return p_->h2 && p_->h2->usable(); }
+
+void Transport::close_when_idle() {
+  p_->h2_off = true;  // what is sent from now on takes HTTP/1.1 connections
+  if (p_->h2) p_->h2->close_when_idle();
+}
 const std::map<std::pair<std::string, std::string>, std::uint64_t>& Transport::request_counts() const noexcept {
   return p_->counts;
 }
@@ -322,7 +462,8 @@ const std::map<std::pair<std::string, std::string>, std::uint64_t>& Transport::r
 asio::awaitable<expected<HttpResponse>> Transport::request(HttpRequest r) {
   auto& s = *p_;
   bool replayed = false, reauthenticated = false;
-  int retries = 0;
+  int retries = 0, resends = 0;
+  constexpr int kMaxResends = 3;
   const auto& limits = r.limits;
   auto out_of_time = [&] {
     return fail(errc::request_timeout,
@@ -336,37 +477,20 @@ asio::awaitable<expected<HttpResponse>> Transport::request(HttpRequest r) {
     // The moment a request leaves, as client-go's -v=6 request log: the
     // slow-leader test compares these with the Lease's holder history.
     TS_LOG(6, "Sending request", {"verb", std::string_view(http::to_string(r.verb))}, {"url", r.target});
-    auto connect_budget = impl::budget(s.opts.connect_timeout, limits);
-    if (connect_budget <= milliseconds(0)) co_return out_of_time();
-    // A replay never reuses a pooled connection: the one that just died
-    // says the others are likely dead too.
-    // (Not a ?: of two co_awaits: GCC 12 destroys such a temporary twice.)
-    expected<std::unique_ptr<Connection>> conn = fail(errc::connect_failed, "");
-    if (replayed)
-      conn = co_await s.connect(connect_budget);
-    else
-      conn = co_await s.take(connect_budget);
-    if (!conn) co_return conn.error();
-    if (r.trace) {
-      r.trace->connected = std::chrono::steady_clock::now();
-      r.trace->fresh_connection = !(*conn)->reused;
-    }
-    auto request_budget = impl::budget(s.opts.request_timeout, limits);
-    if (request_budget <= milliseconds(0)) co_return out_of_time();
-    bool answered = false, keep = false;
-    auto res = co_await s.once(**conn, r, request_budget, answered, keep);
+    impl::Try tried;
+    auto res = co_await s.attempt(r, limits, replayed, tried);
     ++s.counts[{std::string(http::to_string(r.verb)), res ? std::to_string(res->status) : std::string("error")}];
     if (!res) {
-      // A kept-alive connection the server had already closed: nothing was
-      // answered, so send it once more, on a fresh connection.
-      if ((*conn)->reused && !answered && !replayed && res.error().code == errc::connection_lost) {
+      if (tried.resend && resends < kMaxResends) {  // refused unseen (a GOAWAY, a restart): not a replay
+        ++resends;
+        continue;
+      }
+      if (tried.replay && !replayed) {
         replayed = true;
-        s.drop_idle();
         continue;
       }
       co_return res.error();
     }
-    if (keep) s.give_back(std::move(*conn));
     res->replayed = replayed;
     if (res->status == 401 && s.tokens.uses_file() && !reauthenticated) {
       s.tokens.invalidate();  // a rotated token: read the file again, once

@@ -92,13 +92,16 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
   while (!wakeup_.stopped()) {
     if (!warmed_up_ && synced()) {
       log_synced();
-      // One connection per bind in flight, opened before the first burst:
-      // the informers' sync wakes the loop, so this happens at start-up (and
-      // /readyz waits for it), not while the first pods wait.
+      // The HTTP/2 connection (or, without it, one HTTP/1.1 connection per
+      // bind in flight), opened before the first burst: the informers' sync
+      // wakes the loop, so this happens at start-up (and /readyz waits for
+      // it), not while the first pods wait.
       const auto began = clock::now();
-      co_await api_.transport().warm_up(static_cast<std::size_t>(opts_.bind_parallelism));
+      auto& transport = api_.transport();
+      co_await transport.warm_up(static_cast<std::size_t>(opts_.bind_parallelism));
       warmed_up_ = true;
-      TS_LOG(2, "Bind connections open", {"connections", api_.transport().idle_connections()},
+      TS_LOG(2, "Bind connections open", {"protocol", transport.http2() ? "HTTP/2" : "HTTP/1.1"},
+             {"connections", transport.http2() ? std::size_t{1} : transport.idle_connections()},
              {"milliseconds", std::chrono::duration<double, std::milli>(clock::now() - began).count()});
       next_keep_warm_ = clock::now() + kKeepWarmEvery;
     }

@@ -18,9 +18,12 @@ T run_async(boost::asio::io_context& io, boost::asio::awaitable<T> aw,
             std::chrono::seconds timeout = std::chrono::seconds(60)) {
   std::optional<T> out;
   std::exception_ptr error;
+  // Stops the loop when done: a transport's HTTP/2 connection keeps a read
+  // open, so the loop would otherwise run until the timeout.
   boost::asio::co_spawn(io, std::move(aw), [&](std::exception_ptr e, T v) {
     error = e;
     if (!e) out.emplace(std::move(v));
+    io.stop();
   });
   io.restart();
   io.run_for(timeout);

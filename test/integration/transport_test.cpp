@@ -7,8 +7,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 
 #include "async_run.hpp"
@@ -48,6 +50,32 @@ std::string write_temp(const std::string& name, const std::string& text) {
   auto p = fs::temp_directory_path() / (testing::unique_name("toysched-" + name));
   std::ofstream(p) << text;
   return p.string();
+}
+
+// n GETs at once (target(i) for the i-th); counts the 200s and the rest.
+struct Tally {
+  int ok = 0, other = 0;
+};
+Tally get_at_once(asio::io_context& io, Transport& t, int n, std::function<std::string(int)> target,
+                  std::chrono::seconds timeout) {
+  Tally tally;
+  for (int i = 0; i < n; ++i) {
+    asio::co_spawn(
+        io,
+        [&t, &tally, target, i]() -> asio::awaitable<void> {
+          HttpRequest req;
+          req.target = target(i);
+          auto r = co_await t.request(req);
+          if (r && r->status == 200)
+            ++tally.ok;
+          else
+            ++tally.other;
+        },
+        asio::detached);
+  }
+  REQUIRE(testing::pump_until(
+      io, [&] { return tally.ok + tally.other == n; }, timeout));
+  return tally;
 }
 
 }  // namespace
@@ -208,22 +236,9 @@ TEST_CASE("429 with Retry-After from a real API server is retried until it succe
   auto created = Transport::create(io.get_executor(), cfg, opts);
   REQUIRE(created.has_value());
   auto& t = **created;
-  int ok = 0, other = 0;
-  for (int i = 0; i < 10; ++i) {
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-          HttpRequest req;
-          req.target = "/openapi/v2";  // a few MB: slow enough to overlap
-          auto r = co_await t.request(req);
-          if (r && r->status == 200)
-            ++ok;
-          else
-            ++other;
-        },
-        asio::detached);
-  }
-  io.run_for(std::chrono::seconds(120));
+  // /openapi/v2 is a few MB: slow enough to overlap.
+  auto [ok, other] = get_at_once(
+      io, t, 10, [](int) { return std::string("/openapi/v2"); }, std::chrono::seconds(120));
   std::uint64_t throttled = 0;
   for (const auto& [key, n] : t.request_counts())
     if (key.second == "429") throttled += n;
@@ -231,4 +246,63 @@ TEST_CASE("429 with Retry-After from a real API server is retried until it succe
   CHECK(ok == 10);
   CHECK(other == 0);
   CHECK(throttled > 0);
+}
+
+// HTTP/2 (issue 20): kube-apiserver chooses h2 by ALPN, as it does for
+// client-go. Each request is a stream of one connection; before, each
+// request in flight took a connection of its own.
+TEST_CASE("requests in flight together share one HTTP/2 connection") {
+  auto& lab = Lab::shared();
+  asio::io_context io;
+  auto t = make(io, load(lab.kubeconfig()));
+  auto [ok, other] = get_at_once(
+      io, *t, 20, [](int i) { return std::string(i % 2 ? "/version" : "/api/v1/nodes"); }, std::chrono::seconds(60));
+  CHECK(other == 0);
+  CHECK(ok == 20);
+  CHECK(t->http2());
+  CHECK(t->connections_opened() == 1);
+  CHECK(t->idle_connections() == 0);  // no HTTP/1.1 connection was needed
+}
+
+TEST_CASE("DISABLE_HTTP2 keeps to HTTP/1.1 connections, as in client-go") {
+  auto& lab = Lab::shared();
+  asio::io_context io;
+  setenv("DISABLE_HTTP2", "1", 1);
+  auto t = make(io, load(lab.kubeconfig()));  // read when the transport is made
+  unsetenv("DISABLE_HTTP2");
+  auto r = get(io, *t, "/version");
+  REQUIRE_MESSAGE(r.has_value(), (r ? "" : r.error().message));
+  CHECK(r->status == 200);
+  CHECK_FALSE(t->http2());
+  CHECK(t->idle_connections() == 1);  // kept alive in the HTTP/1.1 pool
+}
+
+// On one HTTP/2 connection, a request that fails with `want` (its stream
+// reset by us) must leave the connection to serve the next one.
+void fails_alone(TransportOptions opts, const std::string& target, errc want) {
+  asio::io_context io;
+  auto created = Transport::create(io.get_executor(), load(Lab::shared().kubeconfig()), opts);
+  REQUIRE(created.has_value());
+  auto& t = **created;
+  auto first = get(io, t, target);
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().code == want);
+  auto next = get(io, t, "/version");
+  REQUIRE_MESSAGE(next.has_value(), (next ? "" : next.error().message));
+  CHECK(next->status == 200);
+  CHECK(t.http2());
+  CHECK(t.connections_opened() == 1);
+}
+
+TEST_CASE("over HTTP/2, a body over the limit fails alone; the connection serves the next request") {
+  TransportOptions opts;
+  opts.max_body_bytes = 1024;  // the node list is larger; /version is not
+  fails_alone(opts, "/api/v1/nodes", errc::object_too_large);
+}
+
+TEST_CASE("over HTTP/2, a request out of time is cut; the connection serves the next request") {
+  TransportOptions opts;
+  opts.request_timeout = std::chrono::milliseconds(500);
+  // A watch answers its headers and then holds the stream open.
+  fails_alone(opts, "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=30", errc::request_timeout);
 }

@@ -1,8 +1,11 @@
 // HTTP/1.1 to the API server over TLS (Beast + OpenSSL), on the caller's
 // executor: one thread, no locks.
 //
-// - Requests share a pool of keep-alive connections; each stream (a watch)
-//   gets a connection of its own, closed when the stream ends.
+// - Requests share one HTTP/2 connection when the server offers h2 by ALPN
+//   (kube-apiserver does; DISABLE_HTTP2 set in the environment turns it off,
+//   as in client-go), else a pool of HTTP/1.1 keep-alive connections. Each
+//   stream (a watch) gets an HTTP/1.1 connection of its own, closed when the
+//   stream ends.
 // - Every request waits for the client-side rate limiter first.
 // - 429 and 5xx responses carrying Retry-After are retried (at most
 //   max_retries times, sleeping what the header says, capped); a 401 re-reads
@@ -109,8 +112,9 @@ class Transport {
   // are fed into the framer). Not rate-limited per event, only per open.
   boost::asio::awaitable<expected<std::unique_ptr<Stream>>> open_stream(std::string target, WatchFramer& framer);
 
-  // Opens connections until n are idle in the pool, so the first burst of
-  // requests (a race for binds) pays no TCP and TLS handshakes.
+  // Opens the HTTP/2 connection, or else HTTP/1.1 connections until n are
+  // idle in the pool, so the first burst of requests (a race for binds)
+  // pays no TCP and TLS handshakes.
   boost::asio::awaitable<void> warm_up(std::size_t n);
 
   // Keeps n connections warm: drops idle ones the server closed or is about
@@ -130,6 +134,13 @@ class Transport {
   // Connections opened so far (tests check keep-alive reuse).
   std::uint64_t connections_opened() const noexcept;
   std::size_t idle_connections() const noexcept;  // open, waiting in the pool
+  // Unary requests go over one HTTP/2 connection (the server chose h2).
+  bool http2() const noexcept;
+  // At shutdown: the HTTP/2 connection ends once its requests are answered,
+  // and later requests (the lease's release, the last events) use HTTP/1.1.
+  // An idle HTTP/2 connection is a read that never ends: left open, it
+  // would keep the event loop from running dry.
+  void close_when_idle();
   // Requests sent, by verb and HTTP status ("error" when none came back),
   // for /metrics. Retries count as requests.
   const std::map<std::pair<std::string, std::string>, std::uint64_t>& request_counts() const noexcept;
