@@ -8,6 +8,8 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "toysched/trace/tasks.hpp"
+
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -268,9 +270,13 @@ void H2Session::kick() {
 
 asio::awaitable<void> H2Session::read_loop(std::shared_ptr<H2Session> self) {
   (void)self;  // held, so the session lives while it reads
+  // A task of its own in /debug/tasks and the SIGQUIT dump: the responses
+  // of every request in flight come through here.
+  trace::TaskScope task("http2/read");
   std::vector<std::uint8_t> buf(64 << 10);
   while (!closed_) {
-    auto [ec, n] = co_await stream_->async_read_some(asio::buffer(buf), nothrow);
+    auto [ec, n] =
+        co_await trace::traced(task, trace::points::http_read, stream_->async_read_some(asio::buffer(buf), nothrow));
     if (n > 0 && !closed_) {
       last_active_ = std::chrono::steady_clock::now();
       ssize_t rv = nghttp2_session_mem_recv(session_, buf.data(), n);

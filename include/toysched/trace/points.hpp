@@ -28,6 +28,7 @@
   X(watch_read, "watch.read", "waiting for the next watch event")                                       \
   X(watch_backoff, "watch.backoff", "backing off before a relist or rewatch")                           \
   X(watch_probe, "watch.probe", "asking an unreachable API server whether it is back")                  \
+  X(http_read, "http.read", "the HTTP/2 connection to the API server waiting for frames")               \
   X(events_wait, "events.wait", "event recorder idle")                                                  \
   X(events_post, "events.post", "POST events in flight")                                                \
   X(lease_get, "lease.get", "GET lease in flight")                                                      \
