@@ -46,6 +46,21 @@ std::optional<std::chrono::seconds> parse_retry_after(std::string_view v) {
   return std::chrono::seconds(secs);
 }
 
+H2Request h2_request_for(const HttpRequest& r, std::string path, std::string authority, std::string user_agent,
+                         std::string authorization) {
+  namespace http = boost::beast::http;
+  H2Request q{std::string(http::to_string(r.verb)),
+              std::move(path),
+              std::move(authority),
+              std::move(user_agent),
+              std::move(authorization),
+              "",
+              r.body};
+  if (!r.body.empty() || r.verb == http::verb::post || r.verb == http::verb::put || r.verb == http::verb::patch)
+    q.content_type = r.content_type.empty() ? "application/json" : r.content_type;
+  return q;
+}
+
 // One request in flight: lives in its exchange's frame; the session finds it
 // by stream id until the exchange ends.
 struct H2Session::Pending {

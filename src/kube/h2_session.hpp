@@ -39,6 +39,10 @@ using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 struct H2Request {
   std::string method, path, authority, user_agent, authorization, content_type, body;
 };
+// The HTTP/2 form of a transport request, with the headers the transport
+// sets on every request; a body (and its Content-Type) as in HTTP/1.1.
+H2Request h2_request_for(const HttpRequest& r, std::string path, std::string authority, std::string user_agent,
+                         std::string authorization);
 
 // Retry-After's delta-seconds form (the API server never sends a date).
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view v);

@@ -103,6 +103,7 @@ struct Transport::impl {
   std::shared_ptr<H2Session> h2;
   bool h2_off = false, h2_opening = false;
   std::shared_ptr<asio::steady_timer> h2_opened;  // waited on while h2_opening
+  std::optional<Error> h2_open_failed;            // how the last opening ended, if badly
 
   impl(asio::any_io_executor e, ClientConfig c, TransportOptions o)
       : ex(e),
@@ -270,20 +271,30 @@ struct Transport::impl {
   // The HTTP/2 session, opened when there is none; requests that come
   // while it is being opened wait for it rather than open connections of
   // their own. nullptr: use HTTP/1.1 (the server did not choose h2).
+  // A request that waited for an opening that failed gets its error: the
+  // waiters do not each try again in turn (behind a silent server, one
+  // connect timeout after another).
   asio::awaitable<expected<std::shared_ptr<H2Session>>> h2_session(milliseconds budget, bool& fresh) {
+    bool waited = false;
     while (h2_opening) {
+      waited = true;
       auto opened = h2_opened;  // the opener cancels it when done, well or not
       co_await opened->async_wait(asio::as_tuple(asio::use_awaitable));
     }
     if (h2 && h2->usable()) co_return h2;
     if (h2_off) co_return std::shared_ptr<H2Session>{};
+    if (waited && h2_open_failed) co_return *h2_open_failed;
     h2.reset();
     h2_opening = true;
+    h2_open_failed.reset();
     h2_opened = std::make_shared<asio::steady_timer>(ex, asio::steady_timer::time_point::max());
     auto c = co_await connect(budget, true);
     h2_opening = false;
     h2_opened->cancel();
-    if (!c) co_return c.error();
+    if (!c) {
+      h2_open_failed = c.error();
+      co_return c.error();
+    }
     auto& t = std::get<tls_stream>((*c)->stream);
     const unsigned char* proto = nullptr;
     unsigned len = 0;
@@ -302,16 +313,13 @@ struct Transport::impl {
   }
 
   H2Request h2_request(const HttpRequest& r) {
-    H2Request q;
-    q.method = std::string(http::to_string(r.verb));
-    q.path = config.server.base_path + r.target;
-    q.authority = config.server.authority();
-    q.user_agent = opts.user_agent;
-    q.authorization = authorization();
-    if (!r.body.empty() || r.verb == http::verb::post || r.verb == http::verb::put || r.verb == http::verb::patch)
-      q.content_type = r.content_type.empty() ? "application/json" : r.content_type;
-    q.body = r.body;
-    return q;
+    return h2_request_for(r, config.server.base_path + r.target, config.server.authority(), opts.user_agent,
+                          authorization());
+  }
+
+  static Error out_of_time(const HttpRequest& r) {
+    return fail(errc::request_timeout,
+                std::string(http::to_string(r.verb)) + " " + r.target + ": not done by its deadline");
   }
 
   // How one try of a request ended, beyond its result.
@@ -324,12 +332,8 @@ struct Transport::impl {
   // HTTP/1.1 connection (a fresh one when `replayed`).
   asio::awaitable<expected<HttpResponse>> attempt(const HttpRequest& r, const RequestLimits& limits, bool replayed,
                                                   Try& t) {
-    auto out_of_time = [&] {
-      return fail(errc::request_timeout,
-                  std::string(http::to_string(r.verb)) + " " + r.target + ": not done by its deadline");
-    };
     auto connect_budget = budget(opts.connect_timeout, limits);
-    if (connect_budget <= milliseconds(0)) co_return out_of_time();
+    if (connect_budget <= milliseconds(0)) co_return out_of_time(r);
     bool fresh = false;
     auto session = co_await h2_session(connect_budget, fresh);
     if (!session) co_return session.error();
@@ -339,9 +343,10 @@ struct Transport::impl {
         r.trace->fresh_connection = fresh;
       }
       auto request_budget = budget(opts.request_timeout, limits);
-      if (request_budget <= milliseconds(0)) co_return out_of_time();
+      if (request_budget <= milliseconds(0)) co_return out_of_time(r);
       bool may_have_acted = false;
-      auto res = co_await (*session)->exchange(h2_request(r), request_budget, may_have_acted);
+      const H2Request request = h2_request(r);  // named: the exchange points into its body
+      auto res = co_await (*session)->exchange(request, request_budget, may_have_acted);
       if (!res && res.error().code == errc::connection_lost) {
         t.resend = !may_have_acted;
         t.replay = may_have_acted;
@@ -362,7 +367,7 @@ struct Transport::impl {
       r.trace->fresh_connection = !(*conn)->reused;
     }
     auto request_budget = budget(opts.request_timeout, limits);
-    if (request_budget <= milliseconds(0)) co_return out_of_time();
+    if (request_budget <= milliseconds(0)) co_return out_of_time(r);
     bool answered = false, keep = false;
     auto res = co_await once(**conn, r, request_budget, answered, keep);
     if (!res) {
@@ -465,12 +470,8 @@ asio::awaitable<expected<HttpResponse>> Transport::request(HttpRequest r) {
   int retries = 0, resends = 0;
   constexpr int kMaxResends = 3;
   const auto& limits = r.limits;
-  auto out_of_time = [&] {
-    return fail(errc::request_timeout,
-                std::string(http::to_string(r.verb)) + " " + r.target + ": not done by its deadline");
-  };
   for (;;) {
-    if (!co_await s.limiter.acquire(limits.deadline)) co_return out_of_time();
+    if (!co_await s.limiter.acquire(limits.deadline)) co_return impl::out_of_time(r);
     if (r.trace) r.trace->admitted = std::chrono::steady_clock::now();
     if (limits.may_send && !limits.may_send())
       co_return fail(errc::cancelled, std::string(http::to_string(r.verb)) + " " + r.target + ": no longer wanted");

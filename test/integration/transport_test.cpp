@@ -5,6 +5,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <vector>
 
 #include "async_run.hpp"
 #include "lab_fixture.hpp"
@@ -305,4 +307,32 @@ TEST_CASE("over HTTP/2, a request out of time is cut; the connection serves the 
   opts.request_timeout = std::chrono::milliseconds(500);
   // A watch answers its headers and then holds the stream open.
   fails_alone(opts, "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=30", errc::request_timeout);
+}
+
+TEST_CASE("requests waiting for an HTTP/2 connection that fails to open share its error, not a turn each") {
+  // A server that takes TCP connections and never answers the TLS handshake:
+  // every opening ends at the connect timeout. The requests that came while
+  // the first opened must not each try in turn (8 timeouts end to end).
+  asio::io_context io;
+  asio::ip::tcp::acceptor silent(io, {asio::ip::make_address("127.0.0.1"), 0});
+  std::vector<asio::ip::tcp::socket> held;
+  std::function<void()> accept_next = [&] {
+    silent.async_accept([&](boost::system::error_code ec, asio::ip::tcp::socket s) {
+      if (ec) return;
+      held.push_back(std::move(s));
+      accept_next();
+    });
+  };
+  accept_next();
+  auto cfg = load(Lab::shared().kubeconfig());
+  cfg.server.port = silent.local_endpoint().port();
+  TransportOptions opts;
+  opts.connect_timeout = std::chrono::milliseconds(300);
+  auto created = Transport::create(io.get_executor(), cfg, opts);
+  REQUIRE(created.has_value());
+  auto [ok, other] = get_at_once(
+      io, **created, 8, [](int) { return std::string("/version"); }, std::chrono::seconds(30));
+  CHECK(ok == 0);
+  CHECK(other == 8);
+  CHECK(held.size() == 1);  // one opening, shared
 }
