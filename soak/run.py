@@ -17,7 +17,9 @@ On a private lab (kube-lab --controllers, BASE nodes) with toy-scheduler:
      empty again (the base nodes, no pods); then SIGTERM.
 
 Invariants (exit 1 if one fails): RSS growth after warm-up (the first 10 %
-of the churn) under 5 %; the task count back to its baseline; every pod
+of the churn) under 5 %; the task count back to its baseline (an HTTP/2
+connection's reader, task http2/read, counted apart: at most one per
+client); every pod
 created bound or reported, none lost, none bound twice; the cache emptied;
 toy-scheduler running until we stopped it, then exiting 0. Exit 2: the soak
 could not run; 130: interrupted. The samples (samples.csv), the logs and
@@ -50,6 +52,9 @@ SCHEDULER = "toy-scheduler"
 BASELINE_S = 10.0
 SETTLE_TIMEOUT = 120.0
 TASKS_TIMEOUT = 60.0
+# toy-scheduler's API clients, each with at most one HTTP/2 connection:
+# binds and lists, events, the lease, and the delegated authn and authz.
+CLIENTS = 5
 CACHE_TIMEOUT = 90.0
 
 
@@ -242,6 +247,9 @@ def checks(soak, pods, rss):
                   growth, report.mib(rss["after_warmup"]), report.mib(rss["end"])))
     check("task count back to its baseline", t.get("tasks_after") == t.get("tasks_baseline"),
           "baseline %s, after the churn %s" % (t.get("tasks_baseline"), t.get("tasks_after")))
+    peak_h2 = max((r.get("http2_connections", 0) for r in soak.csv.rows), default=0)
+    check("at most one HTTP/2 connection per client", peak_h2 <= CLIENTS,
+          "at most %d at once (%d clients: binds, events, lease, authn, authz)" % (peak_h2, CLIENTS))
     check("every pod bound or reported", not pods["lost"] and pods["created"] > 0,
           "%d created, %d lost%s" % (pods["created"], len(pods["lost"]),
                                      (": " + ", ".join(pods["lost"][:5])) if pods["lost"] else ""))
