@@ -95,11 +95,11 @@ class Toy:
         rss, cpu = self.rss_kib(), self.cpu_seconds()
         tasks = json.loads(self.get("/debug/tasks?format=json"))
         ms = metrics(self.get("/metrics"))
-        # An HTTP/2 connection's reader lives as long as its connection: a
+        # An HTTP/2 connection's reader (http2/read/N) lives as long as its connection: a
         # client opens one at its first request and replaces it when idle.
         # Counted apart (at most one per client), not as tasks that must come
         # back to the baseline.
-        readers = sum(1 for t in tasks["tasks"] if t["name"] == "http2/read")
+        readers = sum(1 for t in tasks["tasks"] if t["name"].startswith("http2/read/"))
         return {
             "rss_kib": rss,
             "cpu_s": round(cpu, 2),

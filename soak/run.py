@@ -18,7 +18,7 @@ On a private lab (kube-lab --controllers, BASE nodes) with toy-scheduler:
 
 Invariants (exit 1 if one fails): RSS growth after warm-up (the first 10 %
 of the churn) under 5 %; the task count back to its baseline (an HTTP/2
-connection's reader, task http2/read, counted apart: at most one per
+connection's reader, task http2/read/N, counted apart: at most one per
 client); every pod
 created bound or reported, none lost, none bound twice; the cache emptied;
 toy-scheduler running until we stopped it, then exiting 0. Exit 2: the soak

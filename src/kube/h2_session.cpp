@@ -286,8 +286,11 @@ void H2Session::kick() {
 asio::awaitable<void> H2Session::read_loop(std::shared_ptr<H2Session> self) {
   (void)self;  // held, so the session lives while it reads
   // A task of its own in /debug/tasks and the SIGQUIT dump: the responses
-  // of every request in flight come through here.
-  trace::TaskScope task("http2/read");
+  // of every request in flight come through here. Numbered: each client
+  // (binds, events, lease, ...) has a connection, and task names are unique.
+  static std::uint64_t connections = 0;
+  const std::string number = std::to_string(++connections);
+  trace::TaskScope task{"http2/read/", number};
   std::vector<std::uint8_t> buf(64 << 10);
   while (!closed_) {
     auto [ec, n] =
