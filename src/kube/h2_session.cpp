@@ -54,11 +54,16 @@ H2Request h2_request_for(const HttpRequest& r, std::string path, std::string aut
               std::move(authority),
               std::move(user_agent),
               std::move(authorization),
-              "",
+              content_type_of(r),
               r.body};
-  if (!r.body.empty() || r.verb == http::verb::post || r.verb == http::verb::put || r.verb == http::verb::patch)
-    q.content_type = r.content_type.empty() ? "application/json" : r.content_type;
   return q;
+}
+
+std::string content_type_of(const HttpRequest& r) {
+  namespace http = boost::beast::http;
+  if (r.body.empty() && r.verb != http::verb::post && r.verb != http::verb::put && r.verb != http::verb::patch)
+    return {};
+  return r.content_type.empty() ? "application/json" : r.content_type;
 }
 
 // One request in flight: lives in its exchange's frame; the session finds it

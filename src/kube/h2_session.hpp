@@ -39,6 +39,9 @@ using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 struct H2Request {
   std::string method, path, authority, user_agent, authorization, content_type, body;
 };
+// The Content-Type a request is sent with, in either protocol; empty when it
+// carries no body (a GET, or a DELETE without options).
+std::string content_type_of(const HttpRequest& r);
 // The HTTP/2 form of a transport request, with the headers the transport
 // sets on every request; a body (and its Content-Type) as in HTTP/1.1.
 H2Request h2_request_for(const HttpRequest& r, std::string path, std::string authority, std::string user_agent,

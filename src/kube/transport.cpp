@@ -177,8 +177,8 @@ struct Transport::impl {
     req.set(http::field::user_agent, opts.user_agent);
     req.set(http::field::accept, "application/json");
     if (auto auth = authorization(); !auth.empty()) req.set(http::field::authorization, auth);
-    if (!r.body.empty() || r.verb == http::verb::post || r.verb == http::verb::put || r.verb == http::verb::patch) {
-      req.set(http::field::content_type, r.content_type.empty() ? "application/json" : r.content_type);
+    if (auto type = content_type_of(r); !type.empty()) {
+      req.set(http::field::content_type, type);
       req.body() = r.body;
     }
     req.keep_alive(true);
