@@ -435,3 +435,53 @@ def ms(seconds):
 
 def cpu_str(q):
     return ("%g" % float(q)) if q is not None else "-"
+
+
+def cpu_wait(pid):
+    """How long a process's threads have waited, runnable, for a CPU: the
+    kernel's run_delay summed over /proc/PID/task/*/schedstat (ns), and how
+    many times they were put on one. None if the process is gone or the
+    kernel keeps no schedstat."""
+    total = slices = read = 0
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return None
+    for tid in tasks:
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                _, waited, runs = (int(x) for x in f.read().split())
+        except (OSError, ValueError):
+            continue  # a thread that exited meanwhile
+        total, slices, read = total + waited, slices + runs, read + 1
+    return {"waited_ns": total, "slices": slices} if read else None
+
+
+def cpu_wait_between(before, after):
+    """The CPU wait between two cpu_wait() readings, in ms, with the mean per
+    time on a CPU in µs; None if either reading is missing."""
+    if not before or not after:
+        return None
+    waited = after["waited_ns"] - before["waited_ns"]
+    slices = after["slices"] - before["slices"]
+    return {"ms": round(waited / 1e6, 1), "slices": slices,
+            "mean_us": round(waited / 1e3 / slices) if slices else 0}
+
+
+def child_pid(ppid, word):
+    """The pid of a child of ppid whose command line holds `word` as one
+    argument (the lab's kube-scheduler: `kube-lab kube-scheduler ...`)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                argv = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        # the comm field may hold spaces: ppid is the second field after its ")"
+        if int(stat[stat.rindex(")") + 1:].split()[1]) == ppid and word in argv[1:]:
+            return int(entry)
+    return None

@@ -18,6 +18,12 @@ On the drill's lab the apiserver logs every binding it receives and answers
 reached the server first and whose it accepted. A race lost although ours
 arrived first was decided inside the server, not on our side.
 
+How long each side's threads waited for a CPU during the burst, runnable
+but not running (the kernel's run_delay, /proc/PID/task/*/schedstat): on a
+machine whose cores the lab shares, a run lost by a scheduler kept off the
+CPU shows there. kube-scheduler's is read only on the drill's lab, where it
+is a local process.
+
 On a cluster it needs a running default scheduler (checked with a probe pod)
 and counts kube-scheduler's lost races from its FailedScheduling events.
 """
@@ -188,6 +194,12 @@ def fmt_order(o):
         o["ours_first"], o["contested"], o["lost_though_ours_first"], o["won_though_theirs_first"])
 
 
+def fmt_wait(w):
+    def one(x):
+        return "-" if not x else "%.1f" % x["ms"]
+    return "%s / %s" % (one(w["toy-scheduler"]), one(w["kube-scheduler"]))
+
+
 def foreign_pending(t):
     n = 0
     for p in t.kj("get", "pods", "-A", "--field-selector", "spec.nodeName=,status.phase=Pending")["items"]:
@@ -257,7 +269,12 @@ def race_once(t, n, name, last):
                 "--scheduler-name=default-scheduler", "-v=4")
     toy.wait_ready()
 
+    # Each side's wait for a CPU during the burst (the kernel's run-queue
+    # delay): on a small machine a race is lost as often there as anywhere.
+    ks_pid = kit.child_pid(t.lab.pid, "kube-scheduler") if t.on_lab else None
+    pids = {"toy-scheduler": toy.pid, "kube-scheduler": ks_pid}
     kit.progress("creating Deployment %s: %d replicas, no schedulerName" % (name, n))
+    waits_before = {side: kit.cpu_wait(pid) if pid else None for side, pid in pids.items()}
     start = kit.now()
     t.deployment(name, n)
     # Waited for on the reference watch, not by polling kubectl: a kubectl
@@ -265,6 +282,8 @@ def race_once(t, n, name, last):
     # it would take that CPU from the two schedulers while they race.
     kit.wait_until(60, "%d %s pods bound" % (n, name), lambda: watch.bound_count(t.ns, name) >= n, 0.05)
     all_bound_s = kit.now() - start
+    cpu_wait = {side: kit.cpu_wait_between(waits_before[side], kit.cpu_wait(pid) if pid else None)
+                for side, pid in pids.items()}
     kit.progress("all %d bound in %.1f s; letting the losers log their refusals" % (n, all_bound_s))
     time.sleep(2)
     # hostIP comes with the kubelet's status update (on a cluster, once the
@@ -337,6 +356,8 @@ def race_once(t, n, name, last):
                 "won_by_kube-scheduler": latency_ms(created, {p: bound[p] for p in bound if p not in ours})},
         },
         "server_order": order,
+        # from the Deployment's creation to the last pod seen bound; all threads of each process
+        "cpu_wait": cpu_wait,
         "nodename_hostip_mismatches": mismatched,
         "bound_by_both": sorted(set(ours) & set(theirs)),
         "overcommitted_nodes": sorted(k for k, u in usage.items() if u["over"]),
@@ -379,6 +400,12 @@ def report_one(t, res, r):
                       fmt_lat(lat["created_to_bound"]["won_by_toy-scheduler"])],
                      ["kube-scheduler", fmt_lat(lat["created_to_attempt"]["kube-scheduler"]),
                       fmt_lat(lat["created_to_bound"]["won_by_kube-scheduler"])]]))
+    w = r["cpu_wait"]
+    res.section("waiting for a CPU (runnable, not running; all threads; from the Deployment's creation to "
+                "the last pod bound)", kit.table(
+                    ["scheduler", "waited", "times on a CPU", "mean wait per time"],
+                    [[side, "%.1f ms" % w[side]["ms"], w[side]["slices"], "%d µs" % w[side]["mean_us"]]
+                     if w[side] else [side, "-", "-", "-"] for side in ("toy-scheduler", "kube-scheduler")]))
     o = r["server_order"]
     if o:
         res.section("the server's order (its audit log of bindings; pods both schedulers tried)",
@@ -395,10 +422,12 @@ def report_many(res, runs):
     for i, r in enumerate(runs):
         lat = r["latency_ms"]["created_to_attempt"]
         rows.append([i + 1, r["win_ratio"], "%.0f%%" % (100 * (r["toy_scheduler_share"] or 0)),
-                     fmt_lat(lat["toy-scheduler"]), fmt_lat(lat["kube-scheduler"]), fmt_order(r["server_order"])])
+                     fmt_lat(lat["toy-scheduler"]), fmt_lat(lat["kube-scheduler"]), fmt_wait(r["cpu_wait"]),
+                     fmt_order(r["server_order"])])
     res.section("the races (win ratio toy-scheduler : kube-scheduler; created -> bind attempt, p50 / p99; "
-                "at the server, of the pods both tried)",
-                kit.table(["run", "won", "ours", "toy-scheduler", "kube-scheduler", "at the server"], rows) +
+                "waited for a CPU during the burst, ms, ours / theirs; at the server, of the pods both tried)",
+                kit.table(["run", "won", "ours", "toy-scheduler", "kube-scheduler", "CPU wait", "at the server"],
+                          rows) +
                 ("\nmedian share: %.0f%% ours (lowest %.0f%%)" % (100 * statistics.median(shares), 100 * min(shares))
                  if shares else ""))
 

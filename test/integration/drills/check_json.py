@@ -2,6 +2,7 @@
 drill reports is present and plausible. Usage: check_json.py DRILL FILE.
 Prints one line per check; exit 1 on the first that fails."""
 import json
+import os
 import sys
 
 
@@ -40,6 +41,12 @@ def race(r):
     need(r["win_ratio"] == "%d:%d" % (b["toy-scheduler"], b["kube-scheduler"]), "win ratio " + r["win_ratio"])
     need(r["nodename_hostip_mismatches"] == [] and r["bound_by_both"] == [] and r["overcommitted_nodes"] == [],
          "no nodeName/hostIP mismatch, none bound by both, no over-commit")
+    # The kernel's run-queue delay of each side during the burst: read from /proc on the lab's machine
+    # (a kernel built without CONFIG_SCHED_INFO keeps none).
+    for side in ("toy-scheduler", "kube-scheduler") if os.path.exists("/proc/self/schedstat") else ():
+        w = r["cpu_wait"][side]
+        need(w is not None and w["ms"] >= 0 and w["slices"] > 0 and w["mean_us"] >= 0,
+             "%s's wait for a CPU during the burst: %s" % (side, w))
     # The apiserver's own record (the lab's audit log of bindings): one accepted per pod, and every pod
     # both sides tried is one side's lost race, as the two logs count them.
     o = r["server_order"]
