@@ -19,16 +19,7 @@ from common import CEILING, CLK_TCK, KUBE_LAB, log
 
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # this checkout's, whatever TOYSCHED_ROOT says
 from devlib.lab import Lab as KubeLab, toy_http_port  # noqa: E402  (the lab launcher, shared with the drills)
-
-
-def proc_stat(pid: int | str) -> list[str] | None:
-    """/proc/PID/stat's fields after the command name (which may hold spaces
-    and parentheses): [0] is the state, [1] the parent's pid; None once gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat[stat.rindex(")") + 2:].split()
+from devlib.procfs import proc_stat  # noqa: E402
 
 
 def proc_cpu_seconds(pid: int) -> float | None:

@@ -37,6 +37,7 @@ import time
 from datetime import datetime, timezone
 
 import kit
+from devlib import procfs  # kit puts the checkout on sys.path
 
 LAB_FLAGS = ["--controllers", "--kube-scheduler", "--kube-scheduler-v", "3", "--audit-bindings"]
 AUDIT_LOG = "audit-bindings.log"  # in the lab's directory
@@ -271,10 +272,10 @@ def race_once(t, n, name, last):
 
     # Each side's wait for a CPU during the burst (the kernel's run-queue
     # delay): on a small machine a race is lost as often there as anywhere.
-    ks_pid = kit.child_pid(t.lab.pid, "kube-scheduler") if t.on_lab else None
+    ks_pid = procfs.child_pid(t.lab.pid, "kube-scheduler") if t.on_lab else None
     pids = {"toy-scheduler": toy.pid, "kube-scheduler": ks_pid}
     kit.progress("creating Deployment %s: %d replicas, no schedulerName" % (name, n))
-    waits_before = {side: kit.cpu_wait(pid) if pid else None for side, pid in pids.items()}
+    waits_before = {side: procfs.cpu_wait(pid) for side, pid in pids.items()}
     start = kit.now()
     t.deployment(name, n)
     # Waited for on the reference watch, not by polling kubectl: a kubectl
@@ -282,8 +283,7 @@ def race_once(t, n, name, last):
     # it would take that CPU from the two schedulers while they race.
     kit.wait_until(60, "%d %s pods bound" % (n, name), lambda: watch.bound_count(t.ns, name) >= n, 0.05)
     all_bound_s = kit.now() - start
-    cpu_wait = {side: kit.cpu_wait_between(waits_before[side], kit.cpu_wait(pid) if pid else None)
-                for side, pid in pids.items()}
+    cpu_wait = {side: procfs.cpu_wait_between(waits_before[side], procfs.cpu_wait(pid)) for side, pid in pids.items()}
     kit.progress("all %d bound in %.1f s; letting the losers log their refusals" % (n, all_bound_s))
     time.sleep(2)
     # hostIP comes with the kubelet's status update (on a cluster, once the
