@@ -11,6 +11,7 @@ import urllib.request
 
 sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from devlib import lab  # noqa: E402  (child_setup: the children die with us)
+from devlib import procfs  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PORT_RE = re.compile(r'"Serving health, metrics and debug endpoints".* port=(\d+)')
@@ -85,10 +86,10 @@ class Toy:
         return None
 
     def cpu_seconds(self):
-        with open("/proc/%d/stat" % self.pid) as f:
-            stat = f.read()
-        fields = stat[stat.rindex(")") + 2:].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+        fields = procfs.proc_stat(self.pid)
+        if fields is None:
+            raise OSError("toy-scheduler (pid %d) is gone" % self.pid)
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
 
     def sample(self):
         """One row of figures; raises OSError if the process or its port is gone."""
