@@ -2,7 +2,7 @@
 // 201 of its binding, stage by stage. Each bound pod's timeline becomes one
 // line at -v=5 and one observation per stage in
 // toysched_pod_scheduling_stage_duration_seconds, so a lost race can be
-// traced to the stage that was slow (see README "Where the time goes").
+// traced to the stage that was slow (docs/seeing-inside.md, "Where a pod's time goes").
 //
 //   arrived ─decode─► queued ─queue─► popped ─decide─► decided ─slot─► slotted
 //     ─limiter─► admitted ─connect─► connected ─post─► answered
