@@ -36,8 +36,9 @@ def slug(heading):
     return text.replace(' ', '-')
 
 
-def prose_lines(text):
-    """(line number, line) outside fenced code blocks, code spans blanked."""
+def prose_lines(text, blank_code=True):
+    """(line number, line) outside fenced code blocks, code spans blanked
+    unless `blank_code` is false."""
     fence = None
     for n, line in enumerate(text.splitlines(), 1):
         m = FENCE.match(line)
@@ -48,14 +49,14 @@ def prose_lines(text):
         if m:
             fence = m.group(1)
             continue
-        yield n, CODE_SPAN.sub(lambda s: ' ' * len(s.group(0)), line)
+        yield n, CODE_SPAN.sub(lambda s: ' ' * len(s.group(0)), line) if blank_code else line
 
 
 def anchors(text):
     """The anchors a page's headings make, duplicates numbered as GitHub
     numbers them (name, name-1, name-2...)."""
     seen, out = {}, set()
-    for _, line in prose_lines(text):
+    for _, line in prose_lines(text, blank_code=False):  # a heading's code is in its anchor
         m = HEADING.match(line)
         if not m:
             continue
@@ -74,10 +75,11 @@ def links(text):
 
 
 def markdown_files(root):
-    """The Markdown git tracks under `root`, else every .md file but the
-    build directories'."""
+    """The Markdown of the checkout under `root` (tracked, or new and not
+    ignored), else every .md file but the build directories'."""
     try:
-        out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--", "*.md"], capture_output=True, check=True)
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                              "--", "*.md"], capture_output=True, check=True)
         return sorted(p for p in out.stdout.decode().split("\0") if p)
     except (OSError, subprocess.CalledProcessError):
         found = []

@@ -41,6 +41,9 @@ class SlugTest(unittest.TestCase):
 
     def test_anchors_number_duplicates_and_skip_fences(self):
         a = doc_links.anchors(GUIDE)
+        self.assertIn("build-times-on-this-machine-2-cores", a)
+        self.assertIn("dev-e2e---focus", a)  # a heading's code spans are part of its anchor
+        self.assertIn("the-live-page-ui", a)
         self.assertIn("repeated", a)
         self.assertIn("repeated-1", a)
         self.assertNotIn("not-a-heading-inside-a-fence", a)
