@@ -31,7 +31,7 @@ struct LeaderElectionOptions {
   std::string identity;       // empty: $POD_NAME, else hostname_<random>
 };
 
-// Flags for running the drills (/work/shared/seeds) by hand: where the
+// Flags for running the drills by hand (docs/seeds.md): where the
 // SIGQUIT dump goes, a slowed bind, and whether SIGTERM hands the Lease back.
 // None of them is kube-scheduler's; all are off (upstream behaviour) by default.
 struct DrillOptions {

@@ -379,10 +379,10 @@ std::string best_node(const Scratch& s, std::mt19937_64& rng) {
     }
   }
 
-  // Upstream's selectHost keeps one reservoir sample over the tied nodes,
-  // drawing once per tie. Choosing the k-th tied node for one uniform k
-  // gives every tied node the same 1/ties chance with a single draw, which
-  // matters when thousands of empty nodes tie.
+  // Upstream (v1.36) gives every scored node a random Randomizer and pops
+  // the highest total, ties to the highest Randomizer. Choosing the k-th
+  // tied node for one uniform k gives every tied node the same 1/ties
+  // chance with a single draw, which matters when thousands of nodes score.
   std::size_t pick = 0;
   if (ties > 1) pick = std::uniform_int_distribution<std::size_t>(0, ties - 1)(rng);
   for (std::size_t i = 0; i < n; ++i) {

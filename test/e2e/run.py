@@ -8,7 +8,10 @@ the pinned release) against toy-scheduler. See test/e2e/README.md.
   3. run e2e.test with the focus and skip regexes (default: every
      [sig-scheduling] spec but those SKIPS names, each with its reason);
   4. stop both, read Ginkgo's JSON report and write test/e2e/RESULTS.md:
-     every spec, its result, time and, when failed or skipped, why.
+     every spec, its result, time and, when failed or skipped, why. Only
+     the full run (the default focus and skips) writes that committed
+     record; a run with --focus or --skip writes
+     BUILD/e2e/focused-RESULTS.md instead, and --smoke writes nothing.
 
 Exit status: 0 every selected spec passed, 1 a spec (or the suite's setup)
 failed, 2 the run could not happen (build, lab, toy-scheduler, no report),
@@ -62,6 +65,8 @@ SMOKE = [
 
 DEFAULT_FOCUS = r'\[sig-scheduling\]'
 DEFAULT_RESULTS = os.path.join(ROOT, "test", "e2e", "RESULTS.md")
+# A run of part of the suite: its report, never the committed record.
+FOCUSED_RESULTS = os.path.join(BUILD, "e2e", "focused-RESULTS.md")
 BEGIN, END = "<!-- e2e:begin -->", "<!-- e2e:end -->"
 TITLE = "# Kubernetes' sig-scheduling e2e tests against toy-scheduler"
 
@@ -120,7 +125,9 @@ def parse(argv):
     p.add_argument("--no-build", action="store_true",
                    help="use BUILD/e2e.test as it is (the integration test e2e-smoke: meson built it)")
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--results", metavar="PATH", help="write the report here (default test/e2e/RESULTS.md)")
+    out.add_argument("--results", metavar="PATH",
+                     help="write the report here (default: test/e2e/RESULTS.md for the full run, "
+                     "BUILD/e2e/focused-RESULTS.md for a run with --focus or --skip)")
     out.add_argument("--no-results", action="store_true", help="write no report file")
     args = p.parse_args(argv)
     if args.nodes < 1:
@@ -137,11 +144,23 @@ def parse(argv):
             p.error("--%s: not a regex: %s" % (opt, e))
     if not args.custom_skip:
         args.skip = "|".join(rx for rx, _ in SKIPS)
-    if args.no_results or (args.smoke and args.results is None):
-        args.results = None  # smoke runs are what ./dev test does: they do not replace the full record
-    elif args.results is None:
-        args.results = DEFAULT_RESULTS
+    args.results = results_path(args)
     return args
+
+
+def results_path(args):
+    """Where the report goes (None: nowhere). test/e2e/RESULTS.md is the
+    record of the full run, committed: only a run of every spec the default
+    selects may replace it. A focused run (its own --focus or --skip) would
+    rewrite it with most specs "not in the focus", so it writes
+    FOCUSED_RESULTS; a smoke run, what ./dev test does, writes nothing."""
+    if args.no_results or (args.smoke and args.results is None):
+        return None
+    if args.results is not None:
+        return args.results
+    if args.focus == DEFAULT_FOCUS and not args.custom_skip:
+        return DEFAULT_RESULTS
+    return FOCUSED_RESULTS
 
 
 def build_e2e(binary):
@@ -456,6 +475,8 @@ def main(argv):
 
     state, rows, error, rc = {}, None, None, 0
     work, own = None, False
+    if args.results == FOCUSED_RESULTS:
+        progress("a focused run: its report goes to %s; %s stays as it is" % (FOCUSED_RESULTS, DEFAULT_RESULTS))
     # The tree as it is when the binaries are built: a commit made while the
     # suite runs (it takes half an hour) must not be credited with the run.
     commit = git_state()

@@ -17,7 +17,8 @@
 //   OURS quantity.hpp's documented differences: overflow is an error rather
 //        than apimachinery's silent cap ("9Ei" is capped to 2^63-1 there),
 //        and digit-less inputs ("Gi") are invalid.
-//   K8S  notes/k8s-api.md §8 (1.5 → 1500m; 0.1m → 1m).
+//   K8S  Kubernetes' documented resource units (cpu 1.5 = 1500m) and
+//        quantity.go's round-up of non-zero values (0.1m → 1m).
 // Binary and long-decimal values were cross-checked with Python's
 // fractions.Fraction (exact rational arithmetic).
 #include "toysched/kube/quantity.hpp"

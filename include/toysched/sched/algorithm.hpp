@@ -18,7 +18,8 @@
 //  - Preemption is not part of the decision: the Scheduler runs it after a
 //    failure (preemption.hpp) and appends its "preemption: …" sentence to
 //    the FitError text, as upstream's PostFilter does.
-//  - Not thread-parallel: one thread owns the cache (DESIGN.md).
+//  - Not thread-parallel: the loop's one thread owns the cache and runs
+//    every decision (docs/architecture.md, "The single-thread rules").
 #pragma once
 
 #include "toysched/kube/objects.hpp"

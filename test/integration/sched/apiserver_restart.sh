@@ -2,8 +2,8 @@
 # The API server restarts under a running scheduler (the lab stopped 3 s and
 # started again on the same dir, same address, same etcd data): new pods are
 # bound within 5 s of the server answering /readyz again. kube-scheduler runs
-# beside it as its own process, measured the same way, for the figure in the
-# README (issue 13 item 1; 76 s at 966effa, where a dead pooled connection was
+# beside it as its own process, measured the same way, for the figure in
+# docs/running.md (issue 13 item 1; 76 s at 966effa, where a dead pooled connection was
 # handed out again and again while the backoff grew).
 source "$(dirname "$0")/../lib.sh"
 use_private_lab --nodes 2
