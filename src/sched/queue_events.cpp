@@ -21,7 +21,8 @@ bool node_update_can_help(const kube::Node& old, const kube::Node& now) {
   // Taints are compared in order, as upstream's DeepEqual does: a reorder
   // is rare and a spurious move is harmless.
   return old.unschedulable != now.unschedulable || old.allocatable != now.allocatable || old.taints != now.taints ||
-         !same_entries(old.labels, now.labels) || !same_entries(old.conditions, now.conditions);
+         !same_entries(old.labels, now.labels) || !same_entries(old.conditions, now.conditions) ||
+         old.declared_features != now.declared_features;
 }
 
 bool pod_scaled_down(const kube::Pod& old, const kube::Pod& now) {

@@ -45,7 +45,7 @@ namespace toysched::sched {
 // and a FailedScheduling event per waiting pod.
 
 // A node update changed what our filters read: allocatable, labels, taints,
-// spec.unschedulable, or the status of a condition.
+// spec.unschedulable, the status of a condition, or its declared features.
 bool node_update_can_help(const kube::Node& old, const kube::Node& now);
 // A bound pod's request went down or away (an in-place resize): room freed.
 bool pod_scaled_down(const kube::Pod& old, const kube::Pod& now);
