@@ -52,6 +52,8 @@ func main() {
 			os.Exit(runToxiproxy(os.Args[2:]))
 		case "bind-reference":
 			os.Exit(runBindReference(os.Args[2:]))
+		case "upstream-profile":
+			os.Exit(runUpstreamProfile(os.Args[2:]))
 		}
 	}
 	os.Exit(runLab(os.Args[1:]))

@@ -9,13 +9,6 @@ namespace toysched::config {
 
 using namespace detail;
 
-std::string_view point_name(Point p) noexcept {
-  static constexpr std::array<std::string_view, kPointCount> names{
-      "preEnqueue", "queueSort", "preFilter", "filter",   "postFilter", "preScore",          "score",         "reserve",
-      "permit",     "preBind",   "bind",      "postBind", "multiPoint", "placementGenerate", "placementScore"};
-  return names[static_cast<std::size_t>(p)];
-}
-
 bool PluginSet::disables(std::string_view name) const noexcept {
   for (const auto& d : disabled)
     if (d.name == name || d.name == "*") return true;

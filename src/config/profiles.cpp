@@ -1,6 +1,6 @@
 #include "toysched/config/profiles.hpp"
 
-#include "toysched/sched/plugins.hpp"
+#include "toysched/sched/registry.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -8,89 +8,17 @@
 namespace toysched::config {
 namespace {
 
-constexpr std::uint32_t bit(Point p) { return 1U << static_cast<unsigned>(p); }
+using sched::PluginKind;
+using sched::RegistryEntry;
 
-constexpr std::uint32_t kPreEnqueue = bit(Point::pre_enqueue), kQueueSort = bit(Point::queue_sort),
-                        kPreFilter = bit(Point::pre_filter), kFilter = bit(Point::filter),
-                        kPostFilter = bit(Point::post_filter), kPreScore = bit(Point::pre_score),
-                        kScore = bit(Point::score), kReserve = bit(Point::reserve), kPreBind = bit(Point::pre_bind),
-                        kBind = bit(Point::bind);
-
-// What a name stands for here.
-enum class Kind : std::uint8_t {
-  ours,      // a sched::Plugin of this build
-  built_in,  // behaviour toy-scheduler always has (queue order, gates, bind)
-  refused,   // its pods are refused as unsupported constraints, so it has nothing to do
-  absent,    // an upstream plugin toy-scheduler does not have: an error if enabled
-};
-
-struct Known {
-  std::string_view name;
-  std::uint32_t points;  // the extension points upstream's plugin implements
-  Kind kind;
-  sched::PluginId id = sched::PluginId::none;
-};
-
-using sched::PluginId;
-constexpr std::uint32_t kFilterPair = kPreFilter | kFilter, kScorePair = kPreScore | kScore;
-constexpr Known kKnown[] = {
-    {"SchedulingGates", kPreEnqueue, Kind::built_in},
-    {"PrioritySort", kQueueSort, Kind::built_in},
-    {"NodeUnschedulable", kFilter, Kind::ours, PluginId::node_unschedulable},
-    {"NodeName", kFilter, Kind::ours, PluginId::node_name},
-    {"TaintToleration", kFilter | kScorePair, Kind::ours, PluginId::taint_toleration},
-    {"NodeAffinity", kFilterPair | kScorePair, Kind::ours, PluginId::node_affinity},
-    {"NodePorts", kFilterPair, Kind::ours, PluginId::node_ports},
-    {"NodeResourcesFit", kFilterPair | kScorePair, Kind::ours, PluginId::node_resources_fit},
-    {"VolumeRestrictions", kFilterPair, Kind::refused},
-    {"NodeVolumeLimits", kFilterPair, Kind::refused},
-    {"VolumeBinding", kFilterPair | kReserve | kPreBind | kScorePair, Kind::ours, PluginId::volume_binding},
-    {"VolumeZone", kFilterPair, Kind::refused},
-    {"PodTopologySpread", kFilterPair | kScorePair, Kind::ours, PluginId::pod_topology_spread},
-    {"InterPodAffinity", kFilterPair | kScorePair, Kind::ours, PluginId::inter_pod_affinity},
-    {"DynamicResources", kPreEnqueue | kFilterPair | kPostFilter | kReserve | kPreBind | kScorePair, Kind::refused},
-    {"DefaultPreemption", kPostFilter, Kind::built_in},  // the profile's preemption() (preemption.hpp)
-    {"NodeResourcesBalancedAllocation", kScorePair, Kind::ours, PluginId::balanced_allocation},
-    {"ImageLocality", kScore, Kind::ours, PluginId::image_locality},
-    {"DefaultBinder", kBind, Kind::built_in},
-    {"NodeDeclaredFeatures", kPreEnqueue | kFilterPair, Kind::absent},
-    {"GangScheduling", kPreEnqueue, Kind::absent},
-    {"TopologyPlacementGenerator", 0, Kind::absent},
-    {"PodGroupPodsCount", 0, Kind::absent},
-};
-
-const Known* known(std::string_view name) {
-  for (const Known& k : kKnown)
-    if (k.name == name) return &k;
-  return nullptr;
-}
-
-// kube-scheduler v1.36's default profile with its default feature gates
-// (DynamicResourceAllocation on), all under multiPoint.
+// kube-scheduler v1.36's default profile with its default feature gates,
+// all under multiPoint: the registry's lines that are in it, in order.
 PluginSet default_multi_point() {
   PluginSet s;
-  for (auto [name, weight] :
-       std::initializer_list<std::pair<std::string_view, int>>{{"SchedulingGates", 0},
-                                                               {"PrioritySort", 0},
-                                                               {"NodeUnschedulable", 0},
-                                                               {"NodeName", 0},
-                                                               {"TaintToleration", 3},
-                                                               {"NodeAffinity", 2},
-                                                               {"NodePorts", 0},
-                                                               {"NodeResourcesFit", 1},
-                                                               {"VolumeRestrictions", 0},
-                                                               {"NodeVolumeLimits", 0},
-                                                               {"VolumeBinding", 0},
-                                                               {"VolumeZone", 0},
-                                                               {"PodTopologySpread", 2},
-                                                               {"InterPodAffinity", 2},
-                                                               {"DynamicResources", 2},
-                                                               {"DefaultPreemption", 0},
-                                                               {"NodeResourcesBalancedAllocation", 1},
-                                                               {"ImageLocality", 1},
-                                                               {"DefaultBinder", 0}}) {
-    PluginRef r{std::string(name), {}};
-    if (weight != 0) r.weight = weight;
+  for (const RegistryEntry& e : sched::kRegistry) {
+    if (!e.in_default) continue;
+    PluginRef r{std::string(e.name), {}};
+    if (e.default_weight != 0) r.weight = e.default_weight;
     s.enabled.push_back(std::move(r));
   }
   return s;
@@ -134,9 +62,9 @@ std::variant<std::vector<PluginRef>, std::string> expand(Point point, const Plug
   std::vector<PluginRef> overrides, from_multi, rest;
   if (!own.disables("*")) {
     for (const PluginRef& m : multi.enabled) {
-      const Known* k = known(m.name);
+      const RegistryEntry* k = sched::find_plugin(m.name);
       if (k == nullptr) return "plugin \"" + m.name + "\" does not exist";
-      if ((k->points & bit(point)) == 0 || own.disables(m.name)) continue;
+      if (!k->implements(point) || own.disables(m.name)) continue;
       if (has(own.enabled, m.name)) {
         if (!has(overrides, m.name))
           overrides.push_back(*std::find_if(own.enabled.begin(), own.enabled.end(),
@@ -171,12 +99,11 @@ std::variant<ResolvedPlugins, std::string> resolve_plugins(const ProfileConfig& 
     auto list = expand(point, merged[point], merged[Point::multi_point]);
     if (auto* err = std::get_if<std::string>(&list)) return path + ": " + *err;
     for (PluginRef& r : std::get<std::vector<PluginRef>>(list)) {
-      const Known* k = known(r.name);
+      const RegistryEntry* k = sched::find_plugin(r.name);
       const std::string where = path + "." + std::string(point_name(point)) + ": plugin \"" + r.name + "\"";
       if (k == nullptr) return where + " does not exist";
-      if (k->kind == Kind::absent) return where + ": toy-scheduler does not implement this plugin";
-      if ((k->points & bit(point)) == 0)
-        return where + " does not extend " + std::string(point_name(point)) + " plugin";
+      if (k->kind == PluginKind::absent) return where + ": toy-scheduler does not implement this plugin";
+      if (!k->implements(point)) return where + " does not extend " + std::string(point_name(point)) + " plugin";
       // The point's own entry gives the weight, else multiPoint's
       // (expand kept whichever applies); unset or 0 is 1, as upstream.
       if (point == Point::score && (!r.weight || *r.weight == 0)) r.weight = 1;
@@ -202,45 +129,15 @@ std::string check_points(const ResolvedPlugins& r, const std::string& path) {
   // what PreScore did (framework.hpp), so the later point cannot run
   // without the earlier. The earlier alone only prepares what no one
   // reads: harmless, and skipped.
-  for (const Known& k : kKnown) {
-    if (k.kind != Kind::ours) continue;
+  for (const RegistryEntry& k : sched::kRegistry) {
+    if (k.kind != PluginKind::ours) continue;
     for (auto [pre, main] : {std::pair{Point::pre_filter, Point::filter}, std::pair{Point::pre_score, Point::score}}) {
-      if ((k.points & bit(pre)) != 0 && has(r[main], k.name) && !has(r[pre], k.name))
+      if (k.implements(pre) && has(r[main], k.name) && !has(r[pre], k.name))
         return path + ": toy-scheduler runs " + std::string(k.name) + "'s " + std::string(point_name(main)) +
                " only with its " + std::string(point_name(pre)) + ": enable both or disable both";
     }
   }
   return {};
-}
-
-std::unique_ptr<sched::Plugin> make_plugin(PluginId id, const PluginArgs& args) {
-  switch (id) {
-    case PluginId::node_unschedulable:
-      return std::make_unique<sched::NodeUnschedulable>();
-    case PluginId::node_name:
-      return std::make_unique<sched::NodeName>();
-    case PluginId::taint_toleration:
-      return std::make_unique<sched::TaintToleration>();
-    case PluginId::node_affinity:
-      return std::make_unique<sched::NodeAffinity>();
-    case PluginId::node_ports:
-      return std::make_unique<sched::NodePorts>();
-    case PluginId::node_resources_fit:
-      return std::make_unique<sched::NodeResourcesFit>(args.fit);
-    case PluginId::balanced_allocation:
-      return std::make_unique<sched::BalancedAllocation>();
-    case PluginId::image_locality:
-      return std::make_unique<sched::ImageLocality>();
-    case PluginId::pod_topology_spread:
-      return std::make_unique<sched::PodTopologySpread>(args.spread_system_defaulting);
-    case PluginId::inter_pod_affinity:
-      return std::make_unique<sched::InterPodAffinity>(args.hard_pod_affinity_weight);
-    case PluginId::volume_binding:
-      return std::make_unique<sched::VolumeBinding>();
-    case PluginId::none:
-      break;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -253,10 +150,9 @@ std::variant<sched::Profile, std::string> build_profile(const ProfileConfig& p, 
   sched::Profile profile;
   // One instance per plugin, shared by its filter and its score.
   auto instance = [&](const PluginRef& ref) -> sched::Plugin* {
-    const Known* k = known(ref.name);
-    if (k == nullptr || k->kind != Kind::ours) return nullptr;
-    if (sched::Plugin* existing = profile.find(k->id)) return existing;
-    return &profile.add(make_plugin(k->id, p.args));
+    const RegistryEntry* k = sched::find_plugin(ref.name);
+    if (k == nullptr || k->kind != PluginKind::ours) return nullptr;
+    return &profile.instance(k->id, p.args);
   };
   for (const PluginRef& f : r[Point::filter])
     if (sched::Plugin* plugin = instance(f)) profile.enable_filter(*plugin);

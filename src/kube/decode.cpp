@@ -76,6 +76,7 @@ errc get_node_status(od::value& v, Node& n) {
         });
       });
     }
+    if (k == "declaredFeatures") return get_strings(val, n.declared_features);
     if (k == "conditions" || k == "addresses") {
       const bool cond = k == "conditions";
       return elements(val, [&](od::value& item) {

@@ -102,7 +102,8 @@ struct Container {
   std::string name;  // matches its status
   std::string image;
   Resources requests;
-  bool restartable = false;  // an init container with restartPolicy Always: a sidecar
+  bool restartable = false;   // an init container with restartPolicy Always: a sidecar
+  bool restarts_all = false;  // a restartPolicyRules entry's action is RestartAllContainers
   std::vector<HostPort> host_ports;
 };
 
@@ -117,6 +118,17 @@ errc get_container(od::value& v, Container& c) {
       TS_TRY(get(val, s));
       c.restartable = s == "Always";
       return errc::ok;
+    }
+    if (k == "restartPolicyRules") {
+      return elements(val, [&](od::value& rule) {
+        return fields(rule, [&](std::string_view rk, od::value& rv) {
+          if (rk != "action") return errc::ok;
+          std::string action;
+          TS_TRY(get(rv, action));
+          c.restarts_all = c.restarts_all || action == "RestartAllContainers";
+          return errc::ok;
+        });
+      });
     }
     if (k != "ports") return errc::ok;
     return elements(val, [&](od::value& item) {
@@ -219,6 +231,8 @@ Resources pod_requests(const PodParts& s) {
 errc get_pod_spec(od::value& v, Pod& p, PodParts& parts) {
   return fields(v, [&](std::string_view k, od::value& val) {
     if (k == "nodeName") return get(val, p.node_name);
+    if (k == "hostNetwork") return get(val, p.host_network);
+    if (k == "hostUsers") return get(val, p.host_users);
     if (k == "schedulerName") return get(val, p.scheduler_name);
     if (k == "priority") return get(val, p.priority);
     if (k == "preemptionPolicy") {
@@ -262,6 +276,7 @@ errc get_pod_spec(od::value& v, Pod& p, PodParts& parts) {
         if (!init || c.restartable) {
           p.host_ports.insert(p.host_ports.end(), c.host_ports.begin(), c.host_ports.end());
         }
+        p.restarts_all_containers = p.restarts_all_containers || c.restarts_all;
         (init ? parts.inits : parts.apps).push_back(std::move(c));
         return errc::ok;
       });

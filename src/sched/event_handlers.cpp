@@ -23,19 +23,6 @@ bool scheduling_spec_changed(const kube::Pod& a, const kube::Pod& b) {
          a.unsupported != b.unsupported || a.labels != b.labels;
 }
 
-// A pod that a placed pod may let in: it needs a partner (required pod
-// affinity) or an even spread (DoNotSchedule), and a pod placed or relabelled
-// elsewhere can give it either. Upstream asks each plugin's queueing hint;
-// this coarse one spares the other unschedulable pods a pointless retry at
-// every bind. (A pod kept out by anti-affinity waits for a delete, which
-// moves every pod.)
-bool waits_for_other_pods(const kube::Pod& p) {
-  if (!p.pod_affinity.required.empty()) return true;
-  for (const auto& c : p.topology_spread) {
-    if (c.when_unsatisfiable == kube::WhenUnsatisfiable::do_not_schedule) return true;
-  }
-  return false;
-}
 }  // namespace
 
 // A pod deleted and created again under its name reaches these handlers as
@@ -61,7 +48,7 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
       // Bound after the first list: while we watched (the live page's colour).
       if (s.pods_->synced()) s.cache_.mark_listed();
       s.cache_.add_pod(p);
-      s.move_unschedulable_if("AssignedPodAdd", waits_for_other_pods);
+      s.move_unschedulable_if("AssignedPodAdd", assigned_pod_add_can_help);
     } else if (s.responsible_for(p)) {
       TS_LOG(3, "Add event for unscheduled pod", {"pod", key(p)});
       // Nominated by an earlier run of ours: its victims may be going now.
@@ -81,13 +68,13 @@ struct Scheduler::PodEvents final : kube::Handler<kube::Pod> {
         s.nominator_.remove(now.uid);
         s.cache_.mark_listed();  // we saw it pending: bound while we watched
         s.cache_.add_pod(now);
-        s.move_unschedulable_if("AssignedPodAdd", waits_for_other_pods);
+        s.move_unschedulable_if("AssignedPodAdd", assigned_pod_add_can_help);
       } else {
         s.cache_.update_pod(old, now);
         if (pod_scaled_down(old, now)) {
           s.move_unschedulable("AssignedPodUpdate");  // resized down: room freed
         } else if (old.labels != now.labels) {
-          s.move_unschedulable_if("AssignedPodUpdate", waits_for_other_pods);
+          s.move_unschedulable_if("AssignedPodUpdate", assigned_pod_relabel_can_help);
         }
       }
     } else if (s.responsible_for(now)) {

@@ -1,80 +1,17 @@
-// The framework's shared vocabulary: plugin names, reason texts, and the
+// The framework's shared vocabulary: reason texts, the FitError message, and the
 // normalization most score plugins use. Texts are upstream's, word for
 // word: users grep for them and `kubectl describe pod` shows them.
 #include "toysched/sched/framework.hpp"
 
 namespace toysched::sched {
 
-std::string_view plugin_name(PluginId p) noexcept {
-  switch (p) {
-    case PluginId::none:
-      return "";
-    case PluginId::node_unschedulable:
-      return "NodeUnschedulable";
-    case PluginId::node_name:
-      return "NodeName";
-    case PluginId::taint_toleration:
-      return "TaintToleration";
-    case PluginId::node_affinity:
-      return "NodeAffinity";
-    case PluginId::node_ports:
-      return "NodePorts";
-    case PluginId::node_resources_fit:
-      return "NodeResourcesFit";
-    case PluginId::balanced_allocation:
-      return "NodeResourcesBalancedAllocation";
-    case PluginId::image_locality:
-      return "ImageLocality";
-    case PluginId::inter_pod_affinity:
-      return "InterPodAffinity";
-    case PluginId::pod_topology_spread:
-      return "PodTopologySpread";
-    case PluginId::volume_binding:
-      return "VolumeBinding";
-  }
-  return "";
-}
-
 std::string_view reason_text(Reason r) noexcept {
   switch (r) {
-    case Reason::node_unschedulable:
-      return "node(s) were unschedulable";
-    case Reason::node_name:
-      return "node(s) didn't match the requested node name";
-    case Reason::untolerated_taint:
-      return "";
-    case Reason::node_affinity:
-      return "node(s) didn't match Pod's node affinity/selector";
-    case Reason::node_ports:
-      return "node(s) didn't have free ports for the requested pod ports";
-    case Reason::too_many_pods:
-      return "Too many pods";
-    case Reason::insufficient_cpu:
-      return "Insufficient cpu";
-    case Reason::insufficient_memory:
-      return "Insufficient memory";
-    case Reason::insufficient_ephemeral_storage:
-      return "Insufficient ephemeral-storage";
-    case Reason::insufficient_extended:
-      return "";
-    // The plugin list upstream prints is the set of PreFilter plugins that
-    // narrowed the node list; NodeAffinity is the only one we have.
-    case Reason::node_affinity_prefilter:
-      return "node(s) didn't satisfy plugin(s) [NodeAffinity]";
-    case Reason::pod_affinity:
-      return "node(s) didn't match pod affinity rules";
-    case Reason::pod_anti_affinity:
-      return "node(s) didn't match pod anti-affinity rules";
-    case Reason::existing_anti_affinity:
-      return "node(s) didn't satisfy existing pods anti-affinity rules";
-    case Reason::pod_topology_spread:
-      return "node(s) didn't match pod topology spread constraints";
-    case Reason::pod_topology_spread_missing_label:
-      return "node(s) didn't match pod topology spread constraints (missing required label)";
-    case Reason::volume_node_affinity:
-      return "node(s) didn't match PersistentVolume's node affinity";
-    case Reason::volume_missing:
-      return "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
+#define TOYSCHED_REASON(id, text) \
+  case Reason::id:                \
+    return text;
+    TOYSCHED_REASONS(TOYSCHED_REASON)
+#undef TOYSCHED_REASON
   }
   return "";
 }
@@ -129,7 +66,8 @@ std::vector<std::string> FilterStatus::reason_strings(const kube::Pod& pod) cons
 }
 
 namespace {
-class FirstRejection final : public FilterSink {
+// Keeps the one rejection of the one node filter_one asks about.
+class OneRejection final : public FilterSink {
  public:
   void rejected(const NodeInfo& /*ni*/, const FilterStatus& s) override { status = s; }
   FilterStatus status;
@@ -138,7 +76,7 @@ class FirstRejection final : public FilterSink {
 
 FilterStatus filter_one(std::span<Plugin* const> filters, const kube::Pod& pod, const NodeInfo& ni) {
   const NodeInfo* one[] = {&ni};
-  FirstRejection sink;
+  OneRejection sink;
   for (Plugin* p : filters) {
     if (p->filter(pod, std::span<const NodeInfo*>(one), sink) == 0) return sink.status;
   }

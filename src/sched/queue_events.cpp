@@ -21,7 +21,18 @@ bool node_update_can_help(const kube::Node& old, const kube::Node& now) {
   // Taints are compared in order, as upstream's DeepEqual does: a reorder
   // is rare and a spurious move is harmless.
   return old.unschedulable != now.unschedulable || old.allocatable != now.allocatable || old.taints != now.taints ||
-         !same_entries(old.labels, now.labels) || !same_entries(old.conditions, now.conditions);
+         !same_entries(old.labels, now.labels) || !same_entries(old.conditions, now.conditions) ||
+         old.declared_features != now.declared_features;
+}
+
+bool assigned_pod_add_can_help(const kube::Pod& pending) {
+  if (!pending.pod_affinity.required.empty()) return true;
+  return std::any_of(pending.topology_spread.begin(), pending.topology_spread.end(),
+                     [](const auto& c) { return c.when_unsatisfiable == kube::WhenUnsatisfiable::do_not_schedule; });
+}
+
+bool assigned_pod_relabel_can_help(const kube::Pod& pending) {
+  return assigned_pod_add_can_help(pending) || !pending.pod_anti_affinity.required.empty();
 }
 
 bool pod_scaled_down(const kube::Pod& old, const kube::Pod& now) {

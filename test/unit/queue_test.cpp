@@ -309,3 +309,29 @@ TEST_CASE("for_each_waiting: each queue in serving order, at most per_queue of e
                      1);
   CHECK(seen == std::vector<std::string>{"active:c-low", "unschedulable:a-low"});
 }
+
+TEST_CASE("which unschedulable pods a placed pod's add or relabel may let in") {
+  using toysched::sched::assigned_pod_add_can_help;
+  using toysched::sched::assigned_pod_relabel_can_help;
+  Pod plain = pod("plain");
+  Pod affine = pod("affine");
+  affine.pod_affinity.required.emplace_back();
+  Pod anti = pod("anti");
+  anti.pod_anti_affinity.required.emplace_back();
+  Pod spread = pod("spread");
+  spread.topology_spread.emplace_back().when_unsatisfiable = toysched::kube::WhenUnsatisfiable::do_not_schedule;
+  Pod spread_anyway = pod("spread-anyway");
+  spread_anyway.topology_spread.emplace_back().when_unsatisfiable = toysched::kube::WhenUnsatisfiable::schedule_anyway;
+
+  CHECK_FALSE(assigned_pod_add_can_help(plain));
+  CHECK(assigned_pod_add_can_help(affine));
+  CHECK(assigned_pod_add_can_help(spread));
+  CHECK_FALSE(assigned_pod_add_can_help(spread_anyway));
+  // An added pod never helps a pod kept out by anti-affinity; a relabelled
+  // one may (its old labels matched, its new ones do not).
+  CHECK_FALSE(assigned_pod_add_can_help(anti));
+  CHECK(assigned_pod_relabel_can_help(anti));
+  CHECK(assigned_pod_relabel_can_help(affine));
+  CHECK(assigned_pod_relabel_can_help(spread));
+  CHECK_FALSE(assigned_pod_relabel_can_help(plain));
+}

@@ -11,7 +11,7 @@
 // sched::Profile the scheduler runs.
 #pragma once
 
-#include "toysched/sched/plugins/node_resources_fit.hpp"
+#include "toysched/sched/plugin_args.hpp"
 #include "toysched/sched/profile.hpp"
 
 #include <array>
@@ -25,27 +25,10 @@
 
 namespace toysched::config {
 
-// The extension points of a profile's `plugins`, in upstream's order.
-enum class Point : std::uint8_t {
-  pre_enqueue,
-  queue_sort,
-  pre_filter,
-  filter,
-  post_filter,
-  pre_score,
-  score,
-  reserve,
-  permit,
-  pre_bind,
-  bind,
-  post_bind,
-  multi_point,
-  placement_generate,
-  placement_score,
-};
-inline constexpr std::size_t kPointCount = 15;
-// The YAML key: "preFilter", "multiPoint"…
-std::string_view point_name(Point p) noexcept;
+// The extension points of a profile's `plugins` (the registry's).
+using sched::kPointCount;
+using sched::Point;
+using sched::point_name;
 
 struct PluginRef {
   std::string name;
@@ -65,13 +48,9 @@ struct Plugins {
   const PluginSet& operator[](Point p) const noexcept { return at[static_cast<std::size_t>(p)]; }
 };
 
-// The pluginConfig args toy-scheduler acts on, v1-defaulted.
-struct PluginArgs {
-  sched::FitArgs fit;                         // NodeResourcesFit.scoringStrategy
-  std::int32_t hard_pod_affinity_weight = 1;  // InterPodAffinity
-  bool spread_system_defaulting = true;       // PodTopologySpread: defaultingType System
-  sched::PreemptionArgs preemption;           // DefaultPreemption
-};
+// The pluginConfig args toy-scheduler acts on, v1-defaulted
+// (config/plugin_args.cpp decodes them).
+using sched::PluginArgs;
 
 struct ProfileConfig {
   std::string scheduler_name;  // empty until v1 defaulting names a lone profile default-scheduler

@@ -210,6 +210,9 @@ struct Node {
   StringPairs conditions;
   std::string internal_ip;
   std::vector<ContainerImage> images;  // status.images, as reported
+  // status.declaredFeatures: what this node's kubelet says it supports
+  // (NodeDeclaredFeatures matches pods' needs against them).
+  std::vector<std::string> declared_features;
 };
 
 // Hard constraints of a pod that this scheduler does not evaluate (yet):
@@ -264,6 +267,13 @@ struct Pod {
   // written (normalising a name is ImageLocality's business); a container
   // without an image adds none.
   std::vector<std::string> images;
+  // What NodeDeclaredFeatures infers a pod's node-feature needs from:
+  // spec.hostNetwork, spec.hostUsers (nullopt: unset), and whether a
+  // container's or init container's restartPolicyRules has the action
+  // RestartAllContainers.
+  bool host_network = false;
+  std::optional<bool> host_users;
+  bool restarts_all_containers = false;
 };
 
 // Kinds read only for what the pod plugins need: namespace labels (pod

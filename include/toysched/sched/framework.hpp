@@ -16,7 +16,7 @@
 //    result exactly: a node's reasons come from the first plugin, in
 //    profile order, that rejects it.
 //  - Per-pod state (upstream's CycleState) lives in the plugin object:
-//    one thread schedules (DESIGN.md), a plugin instance belongs to one
+//    one thread schedules (docs/architecture.md), a plugin instance belongs to one
 //    profile, and state kept in members is reused across cycles, so a warm
 //    cycle allocates nothing. PreFilter/PreScore overwrite it every cycle.
 #pragma once
@@ -24,6 +24,7 @@
 #include "toysched/kube/objects.hpp"
 #include "toysched/sched/image_states.hpp"
 #include "toysched/sched/node_info.hpp"
+#include "toysched/sched/registry.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -35,49 +36,23 @@
 
 namespace toysched::sched {
 
-// Every plugin this build has, for statuses and logs.
-enum class PluginId : std::uint8_t {
-  none,
-  node_unschedulable,
-  node_name,
-  taint_toleration,
-  node_affinity,
-  node_ports,
-  node_resources_fit,
-  balanced_allocation,
-  image_locality,
-  pod_topology_spread,
-  inter_pod_affinity,
-  volume_binding,
-};
-// Upstream's plugin name ("NodeResourcesFit").
-std::string_view plugin_name(PluginId p) noexcept;
-
 // Preemption may only help on `unschedulable` nodes: evicting pods frees
 // resources and ports, never changes taints, labels or names.
 enum class Code : std::uint8_t { success, unschedulable, unresolvable };
 
+// Why a filter rejected a node: one per line of TOYSCHED_REASONS
+// (registry.hpp), which also holds each one's text.
 enum class Reason : std::uint8_t {
-  node_unschedulable,
-  node_name,
-  untolerated_taint,  // detail: FilterStatus::taint
-  node_affinity,
-  node_ports,
-  too_many_pods,
-  insufficient_cpu,
-  insufficient_memory,
-  insufficient_ephemeral_storage,
-  insufficient_extended,    // detail: FilterStatus::extended / extended_overflow
-  node_affinity_prefilter,  // node left out by NodeAffinity's PreFilter (matchFields metadata.name)
-  pod_affinity,             // InterPodAffinity: the pod's required affinity
-  pod_anti_affinity,        // InterPodAffinity: the pod's required anti-affinity
-  existing_anti_affinity,   // InterPodAffinity: a placed pod's required anti-affinity
-  pod_topology_spread,
-  pod_topology_spread_missing_label,
-  volume_node_affinity,  // VolumeBinding: a bound PersistentVolume's node affinity
-  volume_missing,        // VolumeBinding: a claim bound to a volume that does not exist
+#define TOYSCHED_REASON(id, text) id,
+  TOYSCHED_REASONS(TOYSCHED_REASON)
+#undef TOYSCHED_REASON
 };
-inline constexpr int kReasonCount = 18;
+#define TOYSCHED_REASON(id, text) +1
+inline constexpr int kReasonCount = 0 TOYSCHED_REASONS(TOYSCHED_REASON);
+#undef TOYSCHED_REASON
+// A node's reasons are bits of one word.
+using ReasonBits = std::uint64_t;
+static_assert(kReasonCount <= 64, "FilterStatus::reasons holds one bit per Reason");
 
 // Upstream's text for reasons that carry no detail; empty for the two that do.
 std::string_view reason_text(Reason r) noexcept;
@@ -100,7 +75,7 @@ std::string nodes_unavailable_text(std::size_t total_nodes, const ReasonHistogra
 struct FilterStatus {
   Code code = Code::success;
   PluginId plugin = PluginId::none;  // the filter that rejected the node
-  std::uint32_t reasons = 0;         // bit (1 << Reason)
+  ReasonBits reasons = 0;            // bit (1 << Reason)
   // Bit i: the pod's requests.extended[i] does not fit. Indices >= 64 (a pod
   // asking for more than 64 distinct extended resources) go to the vector,
   // which otherwise stays empty and allocates nothing.
@@ -110,7 +85,7 @@ struct FilterStatus {
 
   bool ok() const noexcept { return code == Code::success; }
   bool has(Reason r) const noexcept { return (reasons >> static_cast<int>(r)) & 1U; }
-  void add(Reason r) noexcept { reasons |= 1U << static_cast<int>(r); }
+  void add(Reason r) noexcept { reasons |= ReasonBits{1} << static_cast<int>(r); }
   // Upstream's reason strings in the order upstream lists them (for tests
   // and logs; the scheduling cycle never calls this).
   std::vector<std::string> reason_strings(const kube::Pod& pod) const;

@@ -1,8 +1,8 @@
-// Every plugin this build has, for code that wants them all (tests, the
-// default profile). Each plugin is one unit: its header here under
-// plugins/, its source under src/sched/plugins/, after upstream's
-// pkg/scheduler/framework/plugins/<name>/. Not implemented yet:
-// volume plugins, DRA.
+// Every plugin class this build has, for code that names them by type
+// (tests, benches). Each plugin is one unit: its source under
+// src/sched/plugins/ (and its header here under plugins/ when other code
+// names its type), after upstream's pkg/scheduler/framework/plugins/<name>/,
+// and one line in registry.hpp, from which profiles make it.
 #pragma once
 
 #include "toysched/sched/framework.hpp"

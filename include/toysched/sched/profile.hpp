@@ -1,22 +1,13 @@
 // A scheduling profile: which plugins run at which extension point, in
 // which order, with which score weights (upstream's KubeSchedulerProfile
-// after defaulting). make_default is kube-scheduler's default profile
-// (apis/config/v1/default_plugins.go); config/profiles.hpp makes the
+// after defaulting). make_default is kube-scheduler's default profile, made
+// from the registry (registry.hpp: its order is upstream's filter and score
+// order, its weights the default ones); config/profiles.hpp makes the
 // profiles of a `--config` file.
-//
-// Filters, in upstream's order; the first that rejects a node decides its
-// reasons:
-//   NodeUnschedulable → NodeName → TaintToleration → NodeAffinity
-//     → NodePorts → NodeResourcesFit → PodTopologySpread → InterPodAffinity
-// Scores, in upstream's order, and their default weights:
-//   TaintToleration ×3, NodeAffinity ×2, NodeResourcesFit ×1,
-//   PodTopologySpread ×2, InterPodAffinity ×2,
-//   NodeResourcesBalancedAllocation ×1, ImageLocality ×1.
-// NodeResourcesFit scores LeastAllocated over cpu and memory unless the
-// profile is made with other FitArgs (its scoring strategy).
 #pragma once
 
 #include "toysched/sched/framework.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -26,16 +17,6 @@
 
 namespace toysched::sched {
 
-struct FitArgs;
-
-// DefaultPreemption's args: how many candidate nodes a preemption looks
-// for, as a percentage of the nodes it may free and at least an absolute
-// number (DefaultPreemptionArgs, v1 defaults).
-struct PreemptionArgs {
-  std::int32_t min_candidate_nodes_percentage = 10;
-  std::int32_t min_candidate_nodes_absolute = 100;
-};
-
 struct WeightedPlugin {
   Plugin* plugin = nullptr;
   std::int64_t weight = 1;
@@ -43,11 +24,10 @@ struct WeightedPlugin {
 
 class Profile {
  public:
-  // kube-scheduler's default profile, with the plugins this build has.
-  static Profile make_default();
-  // The same with NodeResourcesFit's scoring strategy set by `fit`
-  // (validate_fit_args first: invalid args throw std::invalid_argument).
-  static Profile make_default(const FitArgs& fit);
+  // kube-scheduler's default profile, with the plugins this build has and
+  // `args` (NodeResourcesFit's scoring strategy must pass validate_fit_args
+  // first: invalid args throw std::invalid_argument).
+  static Profile make_default(const PluginArgs& args = {});
 
   Profile() = default;
   Profile(Profile&&) noexcept = default;
@@ -55,6 +35,9 @@ class Profile {
 
   // Takes ownership; the plugin then runs at the points it is enabled for.
   Plugin& add(std::unique_ptr<Plugin> p);
+  // The profile's instance of plugin `id`, made by its registry factory
+  // with `args` the first time: a plugin's filter and score share one.
+  Plugin& instance(PluginId id, const PluginArgs& args);
   void enable_filter(Plugin& p) { filters_.push_back(&p); }
   void enable_score(Plugin& p, std::int64_t weight) { scorers_.push_back({&p, weight}); }
 

@@ -45,8 +45,17 @@ namespace toysched::sched {
 // and a FailedScheduling event per waiting pod.
 
 // A node update changed what our filters read: allocatable, labels, taints,
-// spec.unschedulable, or the status of a condition.
+// spec.unschedulable, the status of a condition, or its declared features.
 bool node_update_can_help(const kube::Node& old, const kube::Node& now);
+// A pod placed elsewhere may let `pending` in: it needs a partner (required
+// pod affinity) or an even spread (DoNotSchedule). Upstream asks each
+// plugin's queueing hint; this coarser one spares the other unschedulable
+// pods a pointless retry at every bind.
+bool assigned_pod_add_can_help(const kube::Pod& pending);
+// A placed pod's labels changed: as an add, and also a pod kept out by
+// required anti-affinity, which the old labels may have matched and the new
+// ones no longer do (upstream's InterPodAffinity hint on UpdatePodLabel).
+bool assigned_pod_relabel_can_help(const kube::Pod& pending);
 // A bound pod's request went down or away (an in-place resize): room freed.
 bool pod_scaled_down(const kube::Pod& old, const kube::Pod& now);
 

@@ -1,6 +1,7 @@
 // The arithmetic follows upstream step by step (float64 where it uses
 // floats) so scores, and so ties, come out identical.
 #include "toysched/sched/plugins/balanced_allocation.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 #include <cmath>
 
@@ -40,6 +41,10 @@ void BalancedAllocation::score(const kube::Pod& pod, std::span<const NodeInfo* c
   const std::int64_t cpu = pod.requests.milli_cpu;
   const std::int64_t mem = pod.requests.memory;
   for (std::size_t i = 0; i < feasible.size(); ++i) out[i] = balanced_allocation(cpu, mem, *feasible[i]);
+}
+
+std::unique_ptr<Plugin> make_balanced_allocation(const PluginArgs& /*args*/) {
+  return std::make_unique<BalancedAllocation>();
 }
 
 }  // namespace toysched::sched

@@ -1,4 +1,5 @@
 #include "toysched/sched/plugins/image_locality.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 #include <algorithm>
 
@@ -46,5 +47,7 @@ void ImageLocality::score(const kube::Pod& /*pod*/, std::span<const NodeInfo* co
     out[i] = image_locality_score(sum, containers_);
   }
 }
+
+std::unique_ptr<Plugin> make_image_locality(const PluginArgs& /*args*/) { return std::make_unique<ImageLocality>(); }
 
 }  // namespace toysched::sched

@@ -2,6 +2,7 @@
 // Filter (upstream filtering.go). Scoring is in inter_pod_affinity_score.cpp.
 #include "toysched/sched/plugins/inter_pod_affinity.hpp"
 #include "toysched/kube/labels.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -240,6 +241,10 @@ FilterStatus InterPodAffinity::filter_node(const kube::Pod& pod, const NodeInfo&
 
 std::size_t InterPodAffinity::filter(const kube::Pod& pod, std::span<const NodeInfo*> nodes, FilterSink& sink) {
   return filter_each(nodes, sink, [&](const NodeInfo& ni) { return filter_node(pod, ni); });
+}
+
+std::unique_ptr<Plugin> make_inter_pod_affinity(const PluginArgs& args) {
+  return std::make_unique<InterPodAffinity>(args.hard_pod_affinity_weight);
 }
 
 }  // namespace toysched::sched

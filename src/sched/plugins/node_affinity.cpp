@@ -1,4 +1,5 @@
 #include "toysched/sched/plugins/node_affinity.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -157,5 +158,7 @@ void NodeAffinity::score(const kube::Pod& pod, std::span<const NodeInfo* const> 
 void NodeAffinity::normalize(std::span<std::int64_t> scores) {
   default_normalize_score(scores, kMaxNodeScore, /*reverse=*/false);
 }
+
+std::unique_ptr<Plugin> make_node_affinity(const PluginArgs& /*args*/) { return std::make_unique<NodeAffinity>(); }
 
 }  // namespace toysched::sched

@@ -1,4 +1,5 @@
 #include "toysched/sched/plugins/node_name.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 namespace toysched::sched {
 
@@ -15,5 +16,7 @@ PreFilterResult NodeName::pre_filter(const kube::Pod& pod, const Cluster& /*clus
 std::size_t NodeName::filter(const kube::Pod& pod, std::span<const NodeInfo*> nodes, FilterSink& sink) {
   return filter_each(nodes, sink, [&](const NodeInfo& ni) { return filter_node_name(pod, ni); });
 }
+
+std::unique_ptr<Plugin> make_node_name(const PluginArgs& /*args*/) { return std::make_unique<NodeName>(); }
 
 }  // namespace toysched::sched

@@ -1,4 +1,5 @@
 #include "toysched/sched/plugins/node_ports.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 namespace toysched::sched {
 namespace {
@@ -37,5 +38,7 @@ std::size_t NodePorts::filter(const kube::Pod& pod, std::span<const NodeInfo*> n
       nodes, sink, [](const NodeInfo& ni) { return ni.used_ports.empty(); },
       [&](const NodeInfo& ni) { return filter_node_ports(pod, ni); });
 }
+
+std::unique_ptr<Plugin> make_node_ports(const PluginArgs& /*args*/) { return std::make_unique<NodePorts>(); }
 
 }  // namespace toysched::sched

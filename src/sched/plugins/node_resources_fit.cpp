@@ -1,4 +1,5 @@
 #include "toysched/sched/plugins/node_resources_fit.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -351,6 +352,10 @@ void NodeResourcesFit::score_general(const kube::Pod& pod, std::span<const NodeI
     }
   }
   for (std::size_t i = 0; i < feasible.size(); ++i) out[i] = score_node(*feasible[i]);
+}
+
+std::unique_ptr<Plugin> make_node_resources_fit(const PluginArgs& args) {
+  return std::make_unique<NodeResourcesFit>(args.fit);
 }
 
 }  // namespace toysched::sched

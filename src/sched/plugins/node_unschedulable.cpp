@@ -1,4 +1,5 @@
 #include "toysched/sched/plugins/node_unschedulable.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 #include "toysched/sched/plugins/taint_toleration.hpp"
 
@@ -21,6 +22,10 @@ std::size_t NodeUnschedulable::filter(const kube::Pod& pod, std::span<const Node
   return filter_each(
       nodes, sink, [](const NodeInfo& ni) { return !ni.node.unschedulable; },
       [&](const NodeInfo& ni) { return filter_node_unschedulable(pod, ni); });
+}
+
+std::unique_ptr<Plugin> make_node_unschedulable(const PluginArgs& /*args*/) {
+  return std::make_unique<NodeUnschedulable>();
 }
 
 }  // namespace toysched::sched

@@ -1,4 +1,5 @@
 #include "toysched/sched/plugins/pod_topology_spread.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 #include "toysched/kube/labels.hpp"
 #include "toysched/sched/plugins/node_affinity.hpp"
@@ -325,6 +326,10 @@ void PodTopologySpread::normalize(std::span<std::int64_t> scores) {
       s = kMaxNodeScore * (hi + lo - s) / hi;
     }
   }
+}
+
+std::unique_ptr<Plugin> make_pod_topology_spread(const PluginArgs& args) {
+  return std::make_unique<PodTopologySpread>(args.spread_system_defaulting);
 }
 
 }  // namespace toysched::sched

@@ -1,4 +1,5 @@
 #include "toysched/sched/plugins/taint_toleration.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 #include <algorithm>
 
@@ -90,6 +91,10 @@ void TaintToleration::normalize(std::span<std::int64_t> scores) {
     return;
   }
   default_normalize_score(scores, kMaxNodeScore, /*reverse=*/true);
+}
+
+std::unique_ptr<Plugin> make_taint_toleration(const PluginArgs& /*args*/) {
+  return std::make_unique<TaintToleration>();
 }
 
 }  // namespace toysched::sched

@@ -1,4 +1,5 @@
 #include "toysched/sched/plugins/volume_binding.hpp"
+#include "toysched/sched/plugin_args.hpp"
 
 #include <algorithm>
 
@@ -72,5 +73,7 @@ std::size_t VolumeBinding::filter(const kube::Pod& /*pod*/, std::span<const Node
     return FilterStatus{};
   });
 }
+
+std::unique_ptr<Plugin> make_volume_binding(const PluginArgs& /*args*/) { return std::make_unique<VolumeBinding>(); }
 
 }  // namespace toysched::sched

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # An unschedulable pod is tried again only after an event that can help it:
 # node annotations and condition heartbeats do not bring it back, a label
-# change does (and the label it asked for binds it); a bound pod resized
+# change does (and the label it asked for binds it); a placed pod relabelled
+# out of a pending pod's anti-affinity lets it in; a bound pod resized
 # down makes room for a pod waiting for CPU. Attempts are counted from the
 # -v=4 line "About to try and schedule pod", one per attempt.
 source "$(dirname "$0")/../lib.sh"
@@ -36,6 +37,27 @@ pass "label change: tried again ($(attempts waiting) attempts)"
 k label node lab-node-1 disk=nvme >/dev/null
 wait_until 5 "waiting bound once the node has its label" '[ "$(node_of waiting)" = lab-node-1 ]'
 pass "the label it asked for: bound"
+
+# A placed pod relabelled lets in a pod that its old labels kept out by
+# required anti-affinity (upstream's InterPodAffinity hint on
+# UpdatePodLabel): tried again at once, not at the 5-minute flush.
+pod db <<<"  nodeSelector: {kubernetes.io/hostname: lab-node-1}
+  containers: [{name: c, image: registry.k8s.io/pause:3.9}]"
+wait_until 10 "db bound" '[ "$(node_of db)" = lab-node-1 ]'
+k -n "$NS" label pod db app=db >/dev/null
+pod shy <<<"  nodeSelector: {kubernetes.io/hostname: lab-node-1}
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {matchLabels: {app: db}}
+        topologyKey: kubernetes.io/hostname
+  containers: [{name: c, image: registry.k8s.io/pause:3.9}]"
+wait_until 10 "shy found unschedulable" '[ -n "$(scheduled_message shy)" ]'
+sleep 2  # past its 1 s backoff
+[ -z "$(node_of shy)" ] || fail "shy bound to $(node_of shy) beside a pod its anti-affinity excludes"
+k -n "$NS" label pod db app=other --overwrite >/dev/null
+wait_until 5 "shy bound once db no longer matches its anti-affinity" '[ "$(node_of shy)" = lab-node-1 ]'
+pass "a placed pod relabelled out of a pending pod's anti-affinity: bound"
 
 # A bound pod resized down (in-place, the resize subresource) frees room.
 # On a node the fake kubelet leaves alone: the API server takes a resize of
