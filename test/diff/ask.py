@@ -62,8 +62,8 @@ def apply(api, objs):
         api.apply_labels("/api/v1/namespaces/" + ns["metadata"]["name"], ns["metadata"]["labels"])
     for node in objs["nodes"]:
         api.create(node)
-    for svc in objs["services"]:
-        api.create(svc)
+    for obj in objs["services"] + objs["volumes"] + objs["claims"]:
+        api.create(obj)
     uids = {}
     for rs in objs["replicasets"]:
         made = api.create(rs)
@@ -93,12 +93,14 @@ def wait_synced(toy, objs, base, pending):
 
     wait_for(60, "toy-scheduler's cache to hold %d nodes and %d bound pods" % (want_nodes, want_bound), cache_ok)
 
+    want = {"services": "services", "replicasets": "replicasets", "persistentvolumes": "volumes",
+            "persistentvolumeclaims": "claims"}
+
     def objects_ok():
         c = toy.get("/debug/cluster-objects")["counts"]
-        return (c["services"] == base["services"] + len(objs["services"])
-                and c["replicasets"] == base["replicasets"] + len(objs["replicasets"]))
+        return all(c[kind] == base[kind] + len(objs[mine]) for kind, mine in want.items())
 
-    wait_for(60, "toy-scheduler's Services and ReplicaSets", objects_ok)
+    wait_for(60, "toy-scheduler's Services, ReplicaSets, volumes and claims", objects_ok)
     labels = {ns["metadata"]["name"]: ns["metadata"]["labels"] for ns in objs["namespaces"]}
     seen = set()
     for pod in pending:  # one pod per namespace shows the labels toy-scheduler holds for it
@@ -141,19 +143,31 @@ def ask_toy(api, toy, pod):
     return explain
 
 
+def delete_all(api, collection):
+    """Delete every object of a collection, their finalizers first: no
+    controller on the judge's lab would ever remove the volume protection
+    ones (kubernetes.io/pvc-protection, kubernetes.io/pv-protection)."""
+    for item in api.list(collection):
+        path = "%s/%s" % (collection, item["metadata"]["name"])
+        if item["metadata"].get("finalizers"):
+            api.request("PATCH", path, {"metadata": {"finalizers": None}},
+                        content_type="application/merge-patch+json")
+        api.delete(path)
+
+
 def clean(api, toy):
     """Delete the cluster and wait until toy-scheduler holds none of it."""
     for ns in generate.NAMESPACES:
-        for kind in ("pods", "services"):
-            for item in api.list("/api/v1/namespaces/%s/%s" % (ns, kind)):
-                api.delete("/api/v1/namespaces/%s/%s/%s" % (ns, kind, item["metadata"]["name"]))
-        for item in api.list("/apis/apps/v1/namespaces/%s/replicasets" % ns):
-            api.delete("/apis/apps/v1/namespaces/%s/replicasets/%s" % (ns, item["metadata"]["name"]))
-    for node in api.list("/api/v1/nodes"):  # the judge's lab has no nodes of its own (--nodes 0)
-        api.delete("/api/v1/nodes/" + node["metadata"]["name"])
+        for kind in ("pods", "services", "persistentvolumeclaims"):
+            delete_all(api, "/api/v1/namespaces/%s/%s" % (ns, kind))
+        delete_all(api, "/apis/apps/v1/namespaces/%s/replicasets" % ns)
+    delete_all(api, "/api/v1/persistentvolumes")
+    delete_all(api, "/api/v1/nodes")  # the judge's lab has no nodes of its own (--nodes 0)
 
     def empty():
         c = toy.get("/debug/cache")
-        return not c["nodes"] and c["bound_pods"] == 0 and c["assumed_pods"] == 0
+        counts = toy.get("/debug/cluster-objects")["counts"]
+        return (not c["nodes"] and c["bound_pods"] == 0 and c["assumed_pods"] == 0
+                and counts["persistentvolumes"] == 0 and counts["persistentvolumeclaims"] == 0)
 
     wait_for(60, "toy-scheduler's cache to empty", empty)

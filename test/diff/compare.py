@@ -20,6 +20,7 @@ What counts as a difference, and what does not:
 - which node was chosen is not compared: among equal totals both pick at
   random, and equal totals with equal feasible sets leave nothing else.
 """
+import collections
 import re
 
 UNRESOLVABLE = "UnschedulableAndUnresolvable"
@@ -84,6 +85,10 @@ def pod_features(pod):
             tags.add("namespace-selector")
     if spec.get("topologySpreadConstraints"):
         tags.add("topology-spread")
+    if any("persistentVolumeClaim" in v for v in spec.get("volumes", [])):
+        tags.add("claim")
+    if any(c.get("restartPolicyRules") for c in spec.get("containers", []) + spec.get("initContainers", [])):
+        tags.add("declared-features")
     return tags
 
 
@@ -96,10 +101,13 @@ def node_features(bound_pods):
     return tags
 
 
-def diff_pod(where, upstream_answer, explain, pod, bound_by_node=None):
+def diff_pod(where, upstream_answer, explain, pod, bound_by_node=None, tally=None):
     """Every difference for one pod: a list of dicts (kind, node, plugin,
     upstream, toy, features, plus `where`: cluster and pod). `bound_by_node`
-    ({node: [pods]}) adds the tags of a node's pods to a difference there."""
+    ({node: [pods]}) adds the tags of a node's pods to a difference there.
+    `tally` (a Counter) counts what was compared: node verdicts, pods whose
+    scores were compared, and each plugin's (node, score) pairs."""
+    tally = tally if tally is not None else collections.Counter()
     nodes = [n["node"] for n in upstream_answer["nodes"]]
     uv, us, uw = upstream_view(upstream_answer)
     tv, ts, tw = toy_view(explain, nodes)
@@ -111,6 +119,9 @@ def diff_pod(where, upstream_answer, explain, pod, bound_by_node=None):
         features = tags | node_features((bound_by_node or {}).get(node, [])) if node else tags
         out.append(dict(base, kind=kind, node=node, plugin=plugin, upstream=up, toy=toy, features=sorted(features)))
 
+    tally["pods"] += 1
+    tally["pods " + upstream_answer["profile"]] += 1
+    tally["verdicts"] += len(nodes)
     for n in nodes:
         u, t = uv[n], tv.get(n, ("missing", "", "", ""))
         if u[0] != t[0]:
@@ -126,6 +137,7 @@ def diff_pod(where, upstream_answer, explain, pod, bound_by_node=None):
     feasible_t = sorted(n for n in nodes if tv.get(n, ("",))[0] == "feasible")
     if feasible_u != feasible_t or len(feasible_u) < 2:
         return out
+    tally["scored pods"] += 1
     for p in sorted(set(uw) | set(tw)):
         if p not in tw or p not in uw:
             add("scorers", "", p, scored_text(us, p), scored_text(ts, p))
@@ -135,6 +147,8 @@ def diff_pod(where, upstream_answer, explain, pod, bound_by_node=None):
         (up, utotal), (tp, ttotal) = us[n], ts[n]
         differed = False
         for p in sorted(set(up) & set(tp)):
+            tally["scores"] += 1
+            tally["scores " + p] += 1
             if up[p] != tp[p]:
                 add("score", n, p, up[p], tp[p])
                 differed = True
@@ -163,12 +177,6 @@ def verdict_text(v):
     if kind in ("rejected", "preFilter"):
         return "%s by %s (%s): %s" % (kind, plugin, code or "?", reason)
     return kind
-
-
-def counts(upstream_answer):
-    """(node verdicts, plugin scores) one pod puts to comparison."""
-    scores = sum(len(s["plugins"]) for s in upstream_answer.get("scores") or [])
-    return len(upstream_answer["nodes"]), scores
 
 
 # -- the allowlist --------------------------------------------------------------

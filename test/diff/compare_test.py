@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """compare.py on made-up answers (no lab): what is a difference, what is
 not, and what the allowlist explains."""
+import collections
 import copy
 import os
 import sys
@@ -51,7 +52,10 @@ class Compare(unittest.TestCase):
 
     def test_equal_answers_differ_nowhere(self):
         u, t = self.same()
-        self.assertEqual(compare.diff_pod(WHERE, u, t, POD), [])
+        tally = collections.Counter()
+        self.assertEqual(compare.diff_pod(WHERE, u, t, POD, tally=tally), [])
+        self.assertEqual(tally, {"pods": 1, "pods diff-default": 1, "verdicts": 3, "scored pods": 1, "scores": 4,
+                                 "scores TaintToleration": 2, "scores NodeResourcesFit": 2})
 
     def test_verdict_reason_and_code(self):
         u, t = self.same()

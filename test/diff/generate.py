@@ -7,12 +7,15 @@ PodTopologySpread's default spreading), pods already bound to nodes
 (requests, host ports, priorities, labels, pod (anti-)affinity), then
 pending pods with random constraints, held by the judge's scheduling gate.
 
-Every object is plain JSON as the API server takes it. Names carry the
+Storage (volumes.py): claims, bound or not, and volumes, for the volume
+plugins. Every object is plain JSON as the API server takes it. Names carry the
 cluster's index, so a cluster never meets a leftover of the one before.
 Clusters stay under 100 nodes: both schedulers then filter every node
 (percentageOfNodesToScore).
 """
 import random
+
+import volumes
 
 GATE = "toysched.dev/judge"
 HOST = "kubernetes.io/hostname"
@@ -29,15 +32,19 @@ IMAGES = (
     ("docker.io/library/postgres:16", 400 * 2**20),
     ("quay.io/prometheus/node-exporter:v1.8.0", 25 * 2**20),
     ("example.com/big/model:2", 2 * 2**30),
+    ("example.com/tools", 300 * 2**20),  # untagged: a node lists it as example.com/tools:latest
 )
+RUNTIME_CLASS = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "diff-overhead"},
+                 "handler": "runc", "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}}}
 GPU = "example.com/gpu"
 HUGEPAGES = "hugepages-2Mi"
+DECLARED_FEATURE = "RestartAllContainersOnContainerExits"
 TAINT_KEYS = ("dedicated", "gpu", "spot")
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 CPUS = ("1", "2", "4", "8", "16", "3500m")
 MEMORIES = ("2Gi", "4Gi", "8Gi", "16Gi", "32Gi", "6000Mi")
-POD_CPUS = ("10m", "50m", "100m", "250m", "500m", "1", "1500m", "2")
-POD_MEMORIES = ("16Mi", "64Mi", "128Mi", "512Mi", "1Gi", "2Gi", "3Gi")
+POD_CPUS = ("10m", "50m", "100m", "100m", "250m", "250m", "500m", "1", "1500m", "2")
+POD_MEMORIES = ("16Mi", "64Mi", "64Mi", "128Mi", "128Mi", "512Mi", "512Mi", "1Gi", "2Gi", "3Gi")
 
 
 def labels_selector(rng, key="app", values=APPS):
@@ -73,8 +80,13 @@ class Cluster:
         out = {"namespaces": self.namespaces()}
         out["nodes"] = [self.node(i) for i in range(rng.randint(3, rng.choice((8, 20, 40, 90))))]
         out["services"], out["replicasets"] = self.workload_objects()
+        out["volumes"], out["claims"], self.claims = volumes.storage(
+            rng, "c%d" % self.index, NAMESPACES, [n[0] for n in self.nodes], self.zones)
+        self.bound_claims = {ns: [c["metadata"]["name"] for c in out["claims"]
+                                  if c["metadata"]["namespace"] == ns and c["spec"].get("volumeName")]
+                             for ns in NAMESPACES}
         bound = []
-        for i in range(int(len(out["nodes"]) * rng.uniform(0, 5))):
+        for i in range(int(len(out["nodes"]) * rng.uniform(0, 3))):
             p = self.bound_pod(i)
             if p is not None:
                 bound.append(p)
@@ -109,7 +121,7 @@ class Cluster:
         if rng.random() < 0.3:
             labels["tier"] = rng.choice(("frontend", "backend"))
         alloc = {"cpu": rng.choice(CPUS), "memory": rng.choice(MEMORIES),
-                 "pods": rng.choice(("110", "110", "110", "4", "12")), "ephemeral-storage": "100Gi"}
+                 "pods": rng.choice(("110", "110", "110", "110", "4", "12")), "ephemeral-storage": "100Gi"}
         if rng.random() < 0.15:
             alloc[GPU] = str(rng.choice((1, 2, 4)))
         if rng.random() < 0.15:
@@ -121,15 +133,19 @@ class Cluster:
                 if rng.random() < 0.7:
                     t["value"] = rng.choice(("a", "b"))
                 taints.append(t)
-        images = [{"names": [n], "sizeBytes": size} for n, size in IMAGES if rng.random() < 0.35]
+        images = [{"names": [n if ":" in n else n + ":latest"], "sizeBytes": size}
+                  for n, size in IMAGES if rng.random() < 0.35]
         spec = {"unschedulable": True} if rng.random() < 0.05 else {}
+        status = {}
+        if rng.random() < 0.5:
+            status["declaredFeatures"] = [DECLARED_FEATURE]
         if taints:
             spec["taints"] = taints
         self.nodes.append((name, labels, alloc))
         self.used[name] = [0, 0, 0]
         return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": spec,
-                "status": {"capacity": alloc, "allocatable": alloc, "images": images,
-                           "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
+                "status": dict(status, capacity=alloc, allocatable=alloc, images=images,
+                               conditions=[{"type": "Ready", "status": "True", "reason": "KubeletReady"}])}
 
     def workload_objects(self):
         rng = self.rng
@@ -164,6 +180,8 @@ class Cluster:
                 req = {"cpu": rng.choice(POD_CPUS)}
             elif r < 0.9:
                 req = {"memory": rng.choice(POD_MEMORIES)}
+            if rng.random() < 0.1:
+                req["ephemeral-storage"] = rng.choice(("1Gi", "30Gi", "200Gi"))
             if big:
                 req["cpu"] = rng.choice(("20", "64"))
             if req:
@@ -187,10 +205,14 @@ class Cluster:
             if rng.random() < 0.3:
                 port["hostIP"] = "127.0.0.1"
             spec["containers"][0]["ports"] = [port]
-        if rng.random() < 0.08:
-            spec["initContainers"] = [{"name": "init", "image": IMAGES[0][0],
-                                       "resources": {"requests": {"cpu": rng.choice(POD_CPUS),
-                                                                  "memory": rng.choice(POD_MEMORIES)}}}]
+        if rng.random() < 0.1:
+            init = {"name": "init", "image": IMAGES[0][0],
+                    "resources": {"requests": {"cpu": rng.choice(POD_CPUS), "memory": rng.choice(POD_MEMORIES)}}}
+            if rng.random() < 0.4:
+                init["restartPolicy"] = "Always"  # a sidecar: it counts beside the containers, not before them
+            spec["initContainers"] = [init]
+        if rng.random() < 0.05:
+            spec["runtimeClassName"] = RUNTIME_CLASS["metadata"]["name"]  # admission adds its overhead
         meta = {"name": name, "namespace": ns, "labels": labels}
         owners = [w for w in self.workloads if w[0] == ns and w[1] == app]
         if owners and rng.random() < 0.6:
@@ -207,10 +229,15 @@ class Cluster:
         if rng.random() < 0.12:
             term = self.pod_term(ns)
             spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+        elif rng.random() < 0.08:
+            term = self.pod_term(ns)
+            spec["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
         elif rng.random() < 0.15:
             kind = rng.choice(("podAffinity", "podAntiAffinity"))
             spec["affinity"] = {kind: {"preferredDuringSchedulingIgnoredDuringExecution": [
                 {"weight": rng.randint(1, 100), "podAffinityTerm": self.pod_term(ns)}]}}
+        if rng.random() < 0.1:
+            volumes.add_volume(rng, spec, self.bound_claims[ns])
         node = self.place(pod)
         if node is None:
             return None
@@ -260,6 +287,15 @@ class Cluster:
             spec["containers"] = self.containers(big=True)
         if rng.random() < 0.06:
             self.pod_level_resources(spec)
+        if rng.random() < 0.15:
+            volumes.add_volume(rng, spec, self.claims[ns])
+        if rng.random() < 0.04:
+            # A rule only a node declaring RestartAllContainersOnContainerExits
+            # may run (NodeDeclaredFeatures).
+            c = spec["containers"][0]
+            c["restartPolicy"] = "Never"
+            c["restartPolicyRules"] = [{"action": "RestartAllContainers",
+                                        "exitCodes": {"operator": "In", "values": [42]}}]
         if rng.random() < 0.08:
             spec["containers"][0].setdefault("resources", {}).setdefault("requests", {})[GPU] = "1"
             spec["containers"][0]["resources"]["limits"] = {GPU: "1"}
@@ -319,7 +355,7 @@ class Cluster:
     def node_affinity(self):
         rng = self.rng
         out = {}
-        if rng.random() < 0.6:
+        if rng.random() < 0.4:
             terms = [{"matchExpressions": [self.node_expr() for _ in range(rng.randint(1, 2))]}
                      for _ in range(rng.randint(1, 2))]
             if rng.random() < 0.1:

@@ -19,6 +19,10 @@ PATHS = {
     ("v1", "Service"): "/api/v1/namespaces/{ns}/services",
     ("apps/v1", "ReplicaSet"): "/apis/apps/v1/namespaces/{ns}/replicasets",
     ("scheduling.k8s.io/v1", "PriorityClass"): "/apis/scheduling.k8s.io/v1/priorityclasses",
+    ("node.k8s.io/v1", "RuntimeClass"): "/apis/node.k8s.io/v1/runtimeclasses",
+    ("v1", "PersistentVolume"): "/api/v1/persistentvolumes",
+    ("v1", "PersistentVolumeClaim"): "/api/v1/namespaces/{ns}/persistentvolumeclaims",
+    ("storage.k8s.io/v1", "StorageClass"): "/apis/storage.k8s.io/v1/storageclasses",
 }
 
 

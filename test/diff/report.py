@@ -54,6 +54,14 @@ def summary(args, commit, totals, diffs, allowlist, used):
         lines.append("  %-60s %6d  unexplained %d%s" % (name, k["all"], k["unexplained"], "  [%s]" % by if by else ""))
         kind, _, plugin = name.partition(" ")
         md.append("| %s | %s | %d | %d | %s |" % (kind, plugin, k["all"], k["unexplained"], by))
+    compared = sorted((k.split(" ", 1)[1], n) for k, n in totals.items() if k.startswith("scores "))
+    profiles = sorted((k.split(" ", 1)[1], n) for k, n in totals.items() if k.startswith("pods "))
+    lines.append("pods per profile: " + ", ".join("%s %d" % kv for kv in profiles))
+    lines.append("pods scored on both sides over the same feasible nodes: %d; scores compared per plugin: %s"
+                 % (totals["scored pods"], ", ".join("%s %d" % kv for kv in compared)))
+    md += ["", "Pods per profile: " + ", ".join("%s %d" % kv for kv in profiles) + ".",
+           "Pods scored on both sides over the same feasible nodes: %d; scores compared per plugin: %s."
+           % (totals["scored pods"], ", ".join("%s %d" % kv for kv in compared))]
     stale = [e["id"] for e in allowlist if used.get(e["id"]) == 0]
     if stale:
         lines.append("allowlist entries that explained nothing in this run: %s" % ", ".join(stale))

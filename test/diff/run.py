@@ -12,6 +12,7 @@ fails the run (exit 1). The summary goes to stdout, every difference, with
 the pod and node of the first of each kind, to --out.
 """
 import argparse
+import collections
 import json
 import os
 import random
@@ -33,6 +34,7 @@ import compare  # noqa: E402
 import generate  # noqa: E402
 import kube  # noqa: E402
 import report  # noqa: E402
+import volumes  # noqa: E402
 
 CONFIG = os.path.join(HERE, "profiles.yaml")
 ALLOWLIST = os.path.join(HERE, "allowlist.json")
@@ -122,11 +124,8 @@ def judge_cluster(index, args, env, totals):
             raise ask.AskError("kube-lab judge did not judge %s" % pod["metadata"]["name"])
         explain = ask.ask_toy(api, toy, pod)
         where = {"cluster": index, "pod": "%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"])}
-        found = compare.diff_pod(where, upstream[uid], explain, by_name[pod["metadata"]["name"]], bound_by_node)
-        verdicts, scores = compare.counts(upstream[uid])
-        totals["pods"] += 1
-        totals["verdicts"] += verdicts
-        totals["scores"] += scores
+        found = compare.diff_pod(where, upstream[uid], explain, by_name[pod["metadata"]["name"]], bound_by_node,
+                                 totals)
         for d in found:
             d["_pod"] = by_name[pod["metadata"]["name"]]
             d["_nodes"] = objs["nodes"]
@@ -151,6 +150,8 @@ def run(args, work, state):
                     "value": value})
     for ns in generate.NAMESPACES:
         api.ensure({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    for obj in [generate.RUNTIME_CLASS] + volumes.STORAGE_CLASSES:
+        api.ensure(obj)
     # toy-scheduler takes its connection from the file (--kubeconfig beside
     # --config is ignored, as upstream's): a copy names the lab's.
     config = os.path.join(work, "config.yaml")
@@ -159,7 +160,7 @@ def run(args, work, state):
     state["toy"], toy = start_toy(kubeconfig, config, work)
     env = {"api": api, "toy": toy, "kubeconfig": kubeconfig, "work": work, "base": ask.baseline(toy),
            "profiles": profile_names(args.config), "config": config}
-    totals = {"clusters": 0, "nodes": 0, "pods": 0, "verdicts": 0, "scores": 0}
+    totals = collections.Counter()
     diffs = []
     t0 = time.monotonic()
     for i in range(args.clusters):
