@@ -62,6 +62,8 @@ def summary(args, commit, totals, diffs, allowlist, used):
     md += ["", "Pods per profile: " + ", ".join("%s %d" % kv for kv in profiles) + ".",
            "Pods scored on both sides over the same feasible nodes: %d; scores compared per plugin: %s."
            % (totals["scored pods"], ", ".join("%s %d" % kv for kv in compared))]
+    md += ["", "| Allowlist entry | Issue 47 item | docs/compat.md row | Differences |", "|---|---|---|---:|"]
+    md += ["| %s | %s | %s | %d |" % (e["id"], e["item"], e["compat"], used.get(e["id"], 0)) for e in allowlist]
     stale = [e["id"] for e in allowlist if used.get(e["id"]) == 0]
     if stale:
         lines.append("allowlist entries that explained nothing in this run: %s" % ", ".join(stale))
