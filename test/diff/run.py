@@ -13,6 +13,7 @@ the pod and node of the first of each kind, to --out.
 """
 import argparse
 import collections
+import glob
 import json
 import os
 import random
@@ -54,8 +55,14 @@ def parse(argv):
     ap.add_argument("--pods", type=int, default=50, help="pending pods per cluster (default 50)")
     ap.add_argument("--seed", default=None, help="the run's seed (default: a new one, printed)")
     ap.add_argument("--ci", action="store_true", help="the integration test's size: 4 clusters of 75 pending pods")
-    ap.add_argument("--out", default=os.path.join(BUILD, "diff-upstream", "differences.json"),
-                    help="the differences as JSON (default: %(default)s)")
+    ap.add_argument("--cluster-file", action="append", default=[], metavar="JSON",
+                    help="judge this cluster (generate.py's shape; test/diff/repro/ has some) instead of random ones; "
+                         "repeatable")
+    ap.add_argument("--repro", action="store_true",
+                    help="judge every cluster of test/diff/repro/ (one reproduction per allowlist entry); an entry "
+                         "that explains nothing fails too: its difference is gone, and so must the entry be")
+    ap.add_argument("--out", default=None, help="the differences as JSON (default: %s, or repro.json with --repro)"
+                    % os.path.join(BUILD, "diff-upstream", "differences.json"))
     ap.add_argument("--record", metavar="RESULTS_MD", default=None,
                     help="write the summary into this file (test/diff/RESULTS.md), between its markers")
     ap.add_argument("--allowlist", default=ALLOWLIST, help="the explained differences (default: %(default)s)")
@@ -64,6 +71,12 @@ def parse(argv):
     a = ap.parse_args(argv)
     if a.ci:
         a.clusters, a.pods = 4, 75
+    if a.repro:
+        a.cluster_file = sorted(glob.glob(os.path.join(HERE, "repro", "*.json")))
+    if a.cluster_file:
+        a.clusters, a.seed = len(a.cluster_file), "(none: cluster files)"
+    if a.out is None:
+        a.out = os.path.join(BUILD, "diff-upstream", "repro.json" if a.repro else "differences.json")
     if a.seed is None:
         a.seed = str(random.SystemRandom().randrange(10**6))
     return a
@@ -107,7 +120,10 @@ def start_toy(kubeconfig, config, work):
 
 def judge_cluster(index, args, env, totals):
     """One cluster: its differences (each with its pod and node) and counts."""
-    objs = generate.cluster(args.seed, index, env["profiles"], args.pods)
+    if args.cluster_file:
+        objs = generate.from_file(args.cluster_file[index], env["profiles"][0])
+    else:
+        objs = generate.cluster(args.seed, index, env["profiles"], args.pods)
     api, toy = env["api"], env["toy"]
     pending = ask.apply(api, objs)
     ask.wait_synced(toy, objs, env["base"], pending)
@@ -166,8 +182,8 @@ def run(args, work, state):
     for i in range(args.clusters):
         found = judge_cluster(i, args, env, totals)
         diffs += found
-        progress("cluster %d/%d: %d pods, %d differences (%.0f s so far)"
-                 % (i + 1, args.clusters, args.pods, len(found), time.monotonic() - t0))
+        progress("cluster %d/%d: %d differences (%.0f s so far)"
+                 % (i + 1, args.clusters, len(found), time.monotonic() - t0))
     totals["seconds"] = time.monotonic() - t0
     return diffs, totals
 
@@ -196,7 +212,11 @@ def finish(args, commit, diffs, totals, work):
     print("details: %s" % args.out)
     if args.record:
         report.record(args.record, summary["markdown"])
-    if summary["unexplained"]:
+    stale = [e["id"] for e in allowlist if used[e["id"]] == 0]
+    if args.repro and stale:
+        print("allowlist entries whose reproduction no longer differs: %s; remove them (and keep the reproduction, "
+              "now a regression test)" % ", ".join(stale))
+    if summary["unexplained"] or (args.repro and stale):
         print("kept for a look: %s (the lab's objects are gone; the answers of both sides are there)" % work)
         return 1
     if not args.keep:
