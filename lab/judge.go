@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -69,6 +70,8 @@ type judgeFlags struct {
 	kubeconfig     string
 	configFile     string
 	gate           string
+	assume         []string // NS/NAME=NODE: count this pending pod as bound there
+	only           string   // NS/NAME: judge this pod alone
 	out            string
 	defaultProfile bool
 	listPlugins    bool
@@ -80,6 +83,8 @@ func runJudge(args []string) int {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to read (required unless --default-profile or --list-plugins)")
 	fs.StringVar(&f.configFile, "config", "", "a KubeSchedulerConfiguration file; default: kube-scheduler's default configuration (one profile, default-scheduler)")
 	fs.StringVar(&f.gate, "gate", judgeGate, "judge the pending pods held by this scheduling gate")
+	fs.StringArrayVar(&f.assume, "assume", nil, "NS/NAME=NODE: count pending pod NS/NAME as bound to NODE, as the scheduler's cache counts a pod it decided (repeatable)")
+	fs.StringVar(&f.only, "only", "", "NS/NAME: judge only this pending pod")
 	fs.StringVar(&f.out, "out", "-", "write the JSON answer here ('-': stdout)")
 	fs.BoolVar(&f.defaultProfile, "default-profile", false, "print the default profile's plugins per extension point, in order, score plugins with their weights, and exit")
 	fs.BoolVar(&f.listPlugins, "list-plugins", false, "as --default-profile, for each profile of --config")
@@ -125,7 +130,11 @@ func judgeMain(f judgeFlags) error {
 	if err != nil {
 		return err
 	}
-	answer, err := judgeCluster(ctx, client, rc, profiles, f.gate)
+	sel, err := newPodSelection(f)
+	if err != nil {
+		return err
+	}
+	answer, err := judgeCluster(ctx, client, rc, profiles, sel)
 	if err != nil {
 		return err
 	}
@@ -254,7 +263,7 @@ func extensionPoints(p *config.Plugins) []namedPluginSet {
 // a profile: bound pods make the snapshot, as in kube-scheduler's cache
 // (pending pods count nowhere; the judge nominates none).
 func judgeCluster(ctx context.Context, client clientset.Interface, rc *restclient.Config,
-	profiles []config.KubeSchedulerProfile, gate string) (*judgeAnswer, error) {
+	profiles []config.KubeSchedulerProfile, sel podSelection) (*judgeAnswer, error) {
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -278,7 +287,11 @@ func judgeCluster(ctx context.Context, client clientset.Interface, rc *restclien
 			if nodeNames[p.Spec.NodeName] { // a pod on a node gone counts nowhere
 				bound = append(bound, p)
 			}
-		case hasGate(p, gate):
+		case sel.assumed[p.Namespace+"/"+p.Name] != "":
+			assumed := p.DeepCopy()
+			assumed.Spec.NodeName = sel.assumed[p.Namespace+"/"+p.Name]
+			bound = append(bound, assumed)
+		case hasGate(p, sel.gate) && (sel.only == "" || sel.only == p.Namespace+"/"+p.Name):
 			pending = append(pending, p)
 		}
 	}
@@ -313,6 +326,27 @@ func judgeCluster(ctx context.Context, client clientset.Interface, rc *restclien
 		answer.Pods = append(answer.Pods, a)
 	}
 	return answer, nil
+}
+
+// podSelection says which pending pods are judged, and which count as
+// decided (the judge's chained mode: each pod sees the ones before it
+// where toy-scheduler put them).
+type podSelection struct {
+	gate    string
+	only    string
+	assumed map[string]string // NS/NAME -> node
+}
+
+func newPodSelection(f judgeFlags) (podSelection, error) {
+	sel := podSelection{gate: f.gate, only: f.only, assumed: map[string]string{}}
+	for _, a := range f.assume {
+		pod, node, ok := strings.Cut(a, "=")
+		if !ok || !strings.Contains(pod, "/") || node == "" {
+			return sel, fmt.Errorf("--assume %q: want NAMESPACE/NAME=NODE", a)
+		}
+		sel.assumed[pod] = node
+	}
+	return sel, nil
 }
 
 func hasGate(p *v1.Pod, gate string) bool {

@@ -12,6 +12,12 @@ decision read from /debug/explain, and the pod deleted, which drops the
 assumption, before the next gate is removed. The deletion and the next
 ungating reach toy-scheduler on the one pod watch, in that order, so the
 next decision never sees the pod before.
+
+Chained (--chain): each decided pod stays where toy-scheduler put it, and
+kube-lab judge is asked about the next pod alone with the ones before
+counted there (--assume), as kube-scheduler's cache counts a pod it
+assumed: a burst decided one pod after another, from the same state on
+both sides. Slower (kube-lab judge once per pod).
 """
 import json
 import subprocess
@@ -113,10 +119,15 @@ def wait_synced(toy, objs, base, pending):
             "/debug/cluster-objects?pod=" + key).get("pod", {}).get("namespace_labels") == labels[ns])
 
 
-def ask_upstream(kube_lab, kubeconfig, config, out_path):
-    """kube-lab judge over the gated pods: {uid: its answer}."""
-    p = subprocess.run([kube_lab, "judge", "--kubeconfig", kubeconfig, "--config", config, "--out", out_path],
-                       capture_output=True, text=True, timeout=600)
+def ask_upstream(kube_lab, kubeconfig, config, out_path, assumed=(), only=None):
+    """kube-lab judge over the gated pods (or `only` that one, "NS/NAME"),
+    with the pods of `assumed` ((NS/NAME, node) pairs) counted where they
+    were decided: {uid: its answer}."""
+    argv = [kube_lab, "judge", "--kubeconfig", kubeconfig, "--config", config, "--out", out_path]
+    argv += ["--assume=%s=%s" % a for a in assumed]
+    if only:
+        argv += ["--only", only]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         raise AskError("kube-lab judge failed (%d): %s" % (p.returncode, p.stderr.strip()))
     with open(out_path) as f:
@@ -124,8 +135,9 @@ def ask_upstream(kube_lab, kubeconfig, config, out_path):
     return {a["uid"]: a for a in answer["pods"]}, answer
 
 
-def ask_toy(api, toy, pod):
-    """Ungate one pod, read toy-scheduler's decision, delete the pod."""
+def ask_toy(api, toy, pod, keep=False):
+    """Ungate one pod, read toy-scheduler's decision, delete the pod (with
+    `keep`, leave it: toy-scheduler counts it where it decided)."""
     meta = pod["metadata"]
     path = "/api/v1/namespaces/%s/pods/%s" % (meta["namespace"], meta["name"])
     api.request("PATCH", path, [{"op": "remove", "path": "/spec/schedulingGates"}],
@@ -139,7 +151,8 @@ def ask_toy(api, toy, pod):
     try:
         explain = wait_for(TOY_ANSWER_TIMEOUT, "toy-scheduler's decision on " + key, answered, interval=0.005)
     finally:
-        api.delete(path)
+        if not keep:
+            api.delete(path)
     return explain
 
 

@@ -58,6 +58,9 @@ def parse(argv):
     ap.add_argument("--cluster-file", action="append", default=[], metavar="JSON",
                     help="judge this cluster (generate.py's shape; test/diff/repro/ has some) instead of random ones; "
                          "repeatable")
+    ap.add_argument("--chain", action="store_true",
+                    help="each pod sees the ones before it where toy-scheduler put them (ask.py); kube-lab judge once "
+                         "per pod, for small runs")
     ap.add_argument("--repro", action="store_true",
                     help="judge every cluster of test/diff/repro/ (one reproduction per allowlist entry); an entry "
                          "that explains nothing fails too: its difference is gone, and so must the entry be")
@@ -127,21 +130,27 @@ def judge_cluster(index, args, env, totals):
     api, toy = env["api"], env["toy"]
     pending = ask.apply(api, objs)
     ask.wait_synced(toy, objs, env["base"], pending)
-    upstream, _ = ask.ask_upstream(os.path.join(BUILD, "kube-lab"), env["kubeconfig"], env["config"],
-                                   os.path.join(env["work"], "upstream-%d.json" % index))
+    kube_lab, out_path = os.path.join(BUILD, "kube-lab"), os.path.join(env["work"], "upstream-%d.json" % index)
+    upstream = {} if args.chain else ask.ask_upstream(kube_lab, env["kubeconfig"], env["config"], out_path)[0]
+    decided = []  # (NS/NAME, node) in --chain
     diffs = []
     by_name = {p["metadata"]["name"]: p for p in objs["pending"]}
     bound_by_node = {}
     for p in objs["bound"]:
         bound_by_node.setdefault(p["spec"]["nodeName"], []).append(p)
     for pod in pending:
-        uid = pod["metadata"]["uid"]
+        uid, key = pod["metadata"]["uid"], "%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"])
+        if args.chain:
+            upstream = ask.ask_upstream(kube_lab, env["kubeconfig"], env["config"], out_path, decided, key)[0]
         if uid not in upstream:
-            raise ask.AskError("kube-lab judge did not judge %s" % pod["metadata"]["name"])
-        explain = ask.ask_toy(api, toy, pod)
-        where = {"cluster": index, "pod": "%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"])}
+            raise ask.AskError("kube-lab judge did not judge %s" % key)
+        explain = ask.ask_toy(api, toy, pod, keep=args.chain)
+        where = {"cluster": index, "pod": key}
         found = compare.diff_pod(where, upstream[uid], explain, by_name[pod["metadata"]["name"]], bound_by_node,
                                  totals)
+        if explain.get("node") and args.chain:  # it counts there from now on, its tags too
+            decided.append((key, explain["node"]))
+            bound_by_node.setdefault(explain["node"], []).append(by_name[pod["metadata"]["name"]])
         for d in found:
             d["_pod"] = by_name[pod["metadata"]["name"]]
             d["_nodes"] = objs["nodes"]
