@@ -61,19 +61,6 @@ DecisionTrace* ExplainRecorder::begin(const kube::Pod& pod, int attempt, int nod
 
 namespace {
 
-// Upstream's names of a status code, as its Code.String() prints them.
-std::string_view code_name(Code c) {
-  switch (c) {
-    case Code::success:
-      return "Success";
-    case Code::unschedulable:
-      return "Unschedulable";
-    case Code::unresolvable:
-      break;
-  }
-  return "UnschedulableAndUnresolvable";
-}
-
 const char* result_name(const Decision& d, bool dry_run) {
   switch (d.status) {
     case Decision::Status::scheduled:

@@ -56,6 +56,9 @@ std::string_view plugin_name(PluginId p) noexcept;
 // Preemption may only help on `unschedulable` nodes: evicting pods frees
 // resources and ports, never changes taints, labels or names.
 enum class Code : std::uint8_t { success, unschedulable, unresolvable };
+// Upstream's name of a status code, as its Code.String() prints it
+// ("UnschedulableAndUnresolvable").
+std::string_view code_name(Code c) noexcept;
 
 enum class Reason : std::uint8_t {
   node_unschedulable,
