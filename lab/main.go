@@ -6,7 +6,9 @@
 // The same binary is also `kubectl` (when invoked under that name, or as
 // `kube-lab kubectl ...`) and `kube-lab kube-scheduler ...`, so that every
 // Kubernetes piece the project uses comes from one pinned release; and
-// `kube-lab toxiproxy ...`, the fault-injecting proxy of the fault tests.
+// `kube-lab toxiproxy ...`, the fault-injecting proxy of the fault tests;
+// and `kube-lab judge ...`, kube-scheduler's framework asked about pending
+// pods, for the differential judge (judge.go).
 //
 // The command line is a contract with the project's scripts and tests; see
 // lab/README.md.
@@ -54,6 +56,8 @@ func main() {
 			os.Exit(runBindReference(os.Args[2:]))
 		case "upstream-profile":
 			os.Exit(runUpstreamProfile(os.Args[2:]))
+		case "judge":
+			os.Exit(runJudge(os.Args[2:]))
 		}
 	}
 	os.Exit(runLab(os.Args[1:]))

@@ -1,30 +1,31 @@
-// `kube-lab upstream-profile`: kube-scheduler's default profile, as the
-// pinned release builds it, printed as JSON for toy-scheduler's registry test
-// (test/unit/registry_test.cpp) to compare with its own.
+// `kube-lab upstream-profile [--config F]`: kube-scheduler's profiles, as
+// the pinned release builds them, printed as JSON for toy-scheduler's
+// registry test (test/unit/registry_test.cpp) and for anyone asking what a
+// config file turns into.
 //
-// It prints the default profile's multiPoint list (names and weights, in
-// order, after the default feature gates) and, per extension point, the
-// plugins the framework runs there (ListPlugins), with the Score weights.
-// The scheduler is constructed and never started: its client and informers
-// are never asked anything, so a client-go fake clientset stands in for a
-// connection it does not need.
+// For each profile of F (without F: kube-scheduler's default
+// configuration, the default feature gates), the `multiPoint` list with its
+// weights, in order, and the plugins the framework runs at each extension
+// point (ListPlugins), in order, with the Score weights. The frameworks are
+// built as the judge builds them (judge.go) and never run: their client is
+// a client-go fake that is never asked anything.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/events"
-	configv1 "k8s.io/kube-scheduler/config/v1"
-	"k8s.io/kubernetes/pkg/scheduler"
-	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
-	"k8s.io/kubernetes/pkg/scheduler/profile"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 )
 
 type upstreamPlugin struct {
@@ -35,59 +36,61 @@ type upstreamPlugin struct {
 type upstreamProfile struct {
 	SchedulerName string                      `json:"schedulerName"`
 	MultiPoint    []upstreamPlugin            `json:"multiPoint"`
-	Points        map[string][]upstreamPlugin `json:"points"`
+	Points        map[string][]upstreamPlugin `json:"points"` // keyed by the Go field of config.Plugins ("PreFilter")
 }
 
 func runUpstreamProfile(args []string) int {
-	if len(args) != 0 {
-		fmt.Fprintln(os.Stderr, "usage: kube-lab upstream-profile (no arguments; prints JSON)")
-		return 2
+	fs := pflag.NewFlagSet("kube-lab upstream-profile", pflag.ContinueOnError)
+	configFile := fs.String("config", "", "a KubeSchedulerConfiguration file; default: kube-scheduler's default configuration")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(os.Stderr, "kube-lab upstream-profile: %v\n", err)
+		return 1
+	}
+	if err := printUpstreamProfiles(os.Stdout, *configFile); err != nil {
+		fmt.Fprintf(os.Stderr, "kube-lab upstream-profile: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func printUpstreamProfiles(w io.Writer, configFile string) error {
+	klog.SetOutput(io.Discard) // the framework logs each profile's plugins; the JSON is the output
+	klog.LogToStderr(false)
+	profiles, err := loadProfiles(configFile)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	client := fake.NewSimpleClientset()
-	factory := informers.NewSharedInformerFactory(client, 0)
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
-	// The default configuration as kube-scheduler makes it (v1 defaults,
-	// the default feature gates), converted as scheduler.New does.
-	var versioned configv1.KubeSchedulerConfiguration
-	scheme.Scheme.Default(&versioned)
-	var cfg schedulerapi.KubeSchedulerConfiguration
-	if err := scheme.Scheme.Convert(&versioned, &cfg, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "upstream-profile:", err)
-		return 1
-	}
-	s, err := scheduler.New(ctx, client, factory, nil, profile.NewRecorderFactory(broadcaster),
-		scheduler.WithProfiles(cfg.Profiles...))
+	client := fake.NewClientset()
+	fws, err := newFrameworks(ctx, client, nil, informers.NewSharedInformerFactory(client, 0), profiles,
+		internalcache.NewEmptySnapshot())
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "upstream-profile:", err)
-		return 1
+		return err
 	}
 	var out []upstreamProfile
-	for _, prof := range cfg.Profiles {
-		p := upstreamProfile{SchedulerName: prof.SchedulerName, Points: map[string][]upstreamPlugin{}}
-		for _, pl := range prof.Plugins.MultiPoint.Enabled {
+	for i, fw := range fws {
+		p := upstreamProfile{SchedulerName: profiles[i].SchedulerName, Points: map[string][]upstreamPlugin{}}
+		for _, pl := range profiles[i].Plugins.MultiPoint.Enabled {
 			p.MultiPoint = append(p.MultiPoint, upstreamPlugin{Name: pl.Name, Weight: pl.Weight})
 		}
-		listed := s.Profiles[prof.SchedulerName].ListPlugins()
-		v := reflect.ValueOf(listed).Elem()
-		for i := 0; i < v.NumField(); i++ {
-			set, ok := v.Field(i).Interface().(schedulerapi.PluginSet)
-			if !ok || len(set.Enabled) == 0 {
+		listed := reflect.ValueOf(fw.ListPlugins()).Elem()
+		for f := 0; f < listed.NumField(); f++ {
+			set, ok := listed.Field(f).Interface().(config.PluginSet)
+			if !ok {
 				continue
 			}
-			key := v.Type().Field(i).Name
 			for _, pl := range set.Enabled {
+				key := listed.Type().Field(f).Name
 				p.Points[key] = append(p.Points[key], upstreamPlugin{Name: pl.Name, Weight: pl.Weight})
 			}
 		}
 		out = append(out, p)
 	}
-	enc := json.NewEncoder(os.Stdout)
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		fmt.Fprintln(os.Stderr, "upstream-profile:", err)
-		return 1
-	}
-	return 0
+	return enc.Encode(out)
 }

@@ -98,7 +98,7 @@ class TracingSink final : public FilterSink {
     next_.rejected(ni, st);
     std::string reason;
     for (const std::string& r : st.reason_strings(pod_)) reason += (reason.empty() ? "" : ", ") + r;
-    t_.rejected.push_back({name_id_of(ni), st.plugin, std::move(reason)});
+    t_.rejected.push_back({name_id_of(ni), st.plugin, st.code, std::move(reason)});
   }
 
  private:
@@ -435,7 +435,10 @@ Decision schedule_pod(const Profile& profile, const kube::Pod& pod, const Cluste
   const NodeNameSet* names = nullptr;
   PluginId rejected_by = PluginId::none;
   if (auto reject = pre_filter(profile, pod, cluster, s, names, rejected_by)) {
-    if (trace != nullptr) trace->pre_filter_rejected_by = rejected_by;
+    if (trace != nullptr) {
+      trace->pre_filter_rejected_by = rejected_by;
+      trace->pre_filter_reason = *reject;
+    }
     return not_scheduled(std::move(d), false,
                          "0/" + std::to_string(nodes.size()) + " nodes are available: " + std::string(*reject) + ".");
   }

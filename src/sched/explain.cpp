@@ -9,6 +9,7 @@ namespace toysched::sched {
 
 void DecisionTrace::clear() {
   pre_filter_rejected_by = PluginId::none;
+  pre_filter_reason.clear();
   rejected.clear();
   left_out = 0;
   feasible.clear();
@@ -123,11 +124,15 @@ std::string explain_json(const Explanation& e) {
   if (!e.message.empty()) w.field("message", e.message);
   w.field("nodes", e.nodes).field("evaluated", e.evaluated);
   w.field("feasible", static_cast<std::int64_t>(t.feasible.size()));
-  if (t.pre_filter_rejected_by != PluginId::none) w.field("preFilterRejectedBy", plugin_name(t.pre_filter_rejected_by));
+  if (t.pre_filter_rejected_by != PluginId::none) {
+    w.field("preFilterRejectedBy", plugin_name(t.pre_filter_rejected_by));
+    w.field("preFilterReason", t.pre_filter_reason);
+  }
   if (t.left_out != 0) w.field("leftOutByPreFilter", t.left_out);
   w.key("rejected").array();
   for (const auto& r : t.rejected) {
-    w.object().field("node", r.node()).field("plugin", plugin_name(r.plugin)).field("reason", r.reason).end();
+    w.object().field("node", r.node()).field("plugin", plugin_name(r.plugin)).field("code", code_name(r.code));
+    w.field("reason", r.reason).end();
   }
   w.end();
   w.key("scores").array();
@@ -184,7 +189,8 @@ std::string explain_text(const Explanation& e) {
   if (t.left_out != 0) out += ", " + std::to_string(t.left_out) + " left out by a PreFilter";
   out += "\n";
   if (t.pre_filter_rejected_by != PluginId::none) {
-    out += "PreFilter " + std::string(plugin_name(t.pre_filter_rejected_by)) + " rejected every node.\n";
+    out += "PreFilter " + std::string(plugin_name(t.pre_filter_rejected_by)) +
+           " rejected every node: " + t.pre_filter_reason + "\n";
   }
   if (!t.rejected.empty()) {
     std::vector<std::vector<std::string>> rows{{"NODE", "FILTER", "REASON"}};

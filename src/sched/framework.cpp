@@ -5,6 +5,18 @@
 
 namespace toysched::sched {
 
+std::string_view code_name(Code c) noexcept {
+  switch (c) {
+    case Code::success:
+      return "Success";
+    case Code::unschedulable:
+      return "Unschedulable";
+    case Code::unresolvable:
+      break;
+  }
+  return "UnschedulableAndUnresolvable";
+}
+
 std::string_view reason_text(Reason r) noexcept {
   switch (r) {
 #define TOYSCHED_REASON(id, text) \

@@ -38,6 +38,7 @@ BUILD = os.environ.get("TOYSCHED_BUILD") or os.path.join(ROOT, "build")
 # This checkout's devlib, whatever TOYSCHED_ROOT says, as bench/run.py does.
 sys.path.append(os.path.dirname(os.path.dirname(HERE)))
 from devlib import lab  # noqa: E402  (the lab launcher, shared with the drills and the benchmarks)
+from devlib import marked_block  # noqa: E402  (RESULTS.md's block, shared with ./dev diff-upstream)
 
 # What the default run leaves out, each with the reason written next to it:
 # RESULTS.md quotes the reason on every spec it skips, so a skip is never
@@ -394,20 +395,7 @@ def render(rows, info):
 
 def write_results(path, body):
     """Replace what lies between the markers; prose around them stays."""
-    block = "%s\n%s%s" % (BEGIN, body, END)
-    try:
-        with open(path) as f:
-            old = f.read()
-    except FileNotFoundError:
-        old = "%s\n\n%s\n%s\n" % (TITLE, BEGIN, END)
-    b, e = old.find(BEGIN), old.find(END)
-    if b >= 0 and e > b:
-        new = old[:b] + block + old[e + len(END):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + block + "\n"  # markers lost by hand: append, keep everything
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(new)
+    marked_block.write(path, TITLE, BEGIN, END, body)
 
 
 # -- the run -----------------------------------------------------------------

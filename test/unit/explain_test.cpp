@@ -170,7 +170,13 @@ TEST_CASE("a PreFilter that rejects every node is named") {
           nodes, &t);
   CHECK(d.status == Decision::Status::unresolvable);
   CHECK(t.pre_filter_rejected_by == PluginId::node_affinity);
+  CHECK(t.pre_filter_reason == "pod affinity terms conflict");
   CHECK(t.rejected.empty());
+  sched::Explanation e;
+  e.trace = t;
+  const std::string body = explain_json(e);
+  CHECK(body.find(R"("preFilterRejectedBy":"NodeAffinity","preFilterReason":"pod affinity terms conflict")") !=
+        std::string::npos);
 }
 
 namespace {
@@ -229,6 +235,11 @@ TEST_CASE("explain_json and explain_text show the rejections and the scores") {
   REQUIRE(rejected.size() == 3);
   CHECK(std::string_view(rejected.at(1)["plugin"]) == "NodeAffinity");
   CHECK(std::string_view(rejected.at(2)["reason"]) == "Insufficient cpu");
+  // The code, as upstream's status says it: a taint or a label preemption
+  // cannot change; a lack of room it might.
+  CHECK(std::string_view(rejected.at(0)["code"]) == "UnschedulableAndUnresolvable");
+  CHECK(std::string_view(rejected.at(1)["code"]) == "UnschedulableAndUnresolvable");
+  CHECK(std::string_view(rejected.at(2)["code"]) == "Unschedulable");
 
   const std::string text = explain_text(*e);
   CHECK(text.find("Pod web/p (profile toy-scheduler), attempt 3") == 0);

@@ -65,11 +65,17 @@ struct DecisionTrace {
   struct Rejection {
     NodeNames::Id node_id = 0;  // a number, as the feasible nodes are (NameList)
     PluginId plugin = PluginId::none;
+    // Unschedulable, or unresolvable (preemption would not help here):
+    // what the differential judge compares with upstream's status code.
+    Code code = Code::unschedulable;
     std::string reason;  // upstream's reason strings, ", "-joined
     std::string_view node() const { return NodeNames::name(node_id); }
   };
-  // A PreFilter that rejected every node before any was filtered.
+  // A PreFilter that rejected every node before any was filtered, and its
+  // reason (upstream's status message; a copy: VolumeBinding's names a claim
+  // and lives only until its next PreFilter).
   PluginId pre_filter_rejected_by = PluginId::none;
+  std::string pre_filter_reason;
   std::vector<Rejection> rejected;  // in the order the nodes were filtered
   // Nodes a PreFilter left out by name (NodeAffinity's matchFields).
   int left_out = 0;

@@ -39,6 +39,9 @@ namespace toysched::sched {
 // Preemption may only help on `unschedulable` nodes: evicting pods frees
 // resources and ports, never changes taints, labels or names.
 enum class Code : std::uint8_t { success, unschedulable, unresolvable };
+// Upstream's name of a status code, as its Code.String() prints it
+// ("UnschedulableAndUnresolvable").
+std::string_view code_name(Code c) noexcept;
 
 // Why a filter rejected a node: one per line of TOYSCHED_REASONS
 // (registry.hpp), which also holds each one's text.
