@@ -25,7 +25,6 @@ struct Scratch {
   std::vector<std::vector<std::int64_t>> raw;  // one column per scorer
   std::vector<std::int64_t> total;
   std::vector<int> extended_counts;
-  std::vector<const kube::Taint*> taints;
 };
 
 Scratch& scratch() {
@@ -39,7 +38,6 @@ class Diagnosis final : public FilterSink {
  public:
   Diagnosis(const kube::Pod& pod, Scratch& s) : pod_(pod), s_(s) {
     s_.extended_counts.assign(pod.requests.extended.size(), 0);
-    s_.taints.clear();
   }
 
   void rejected(const NodeInfo& /*ni*/, const FilterStatus& st) override {
@@ -48,7 +46,6 @@ class Diagnosis final : public FilterSink {
     for (std::uint32_t bits = st.reasons; bits != 0; bits &= bits - 1) {
       ++counts_[static_cast<std::size_t>(std::countr_zero(bits))];
     }
-    if (st.has(Reason::untolerated_taint) && st.taint != nullptr) s_.taints.push_back(st.taint);
     if (st.extended != 0) {
       for (std::size_t j = 0; j < 64 && j < s_.extended_counts.size(); ++j) {
         if ((st.extended >> j) & 1U) ++s_.extended_counts[j];
@@ -67,12 +64,9 @@ class Diagnosis final : public FilterSink {
     ReasonHistogram histogram;
     for (int i = 0; i < kReasonCount; ++i) {
       const auto r = static_cast<Reason>(i);
-      if (counts_[i] == 0 || r == Reason::untolerated_taint || r == Reason::insufficient_extended) {
-        continue;
-      }
+      if (counts_[i] == 0 || r == Reason::insufficient_extended) continue;
       histogram[std::string(reason_text(r))] += counts_[i];
     }
-    for (const auto* t : s_.taints) ++histogram[untolerated_taint_text(*t)];
     for (std::size_t j = 0; j < s_.extended_counts.size(); ++j) {
       if (s_.extended_counts[j] != 0) {
         histogram[insufficient_text(pod_.requests.extended[j].first)] += s_.extended_counts[j];

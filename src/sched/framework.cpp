@@ -28,15 +28,6 @@ std::string_view reason_text(Reason r) noexcept {
   return "";
 }
 
-std::string untolerated_taint_text(const kube::Taint& t) {
-  std::string s = "node(s) had untolerated taint {";
-  s += t.key;
-  s += ": ";
-  s += t.value;
-  s += '}';
-  return s;
-}
-
 std::string nodes_unavailable_text(std::size_t total_nodes, const ReasonHistogram& reasons) {
   std::vector<std::string> lines;
   lines.reserve(reasons.size());
@@ -62,9 +53,7 @@ std::vector<std::string> FilterStatus::reason_strings(const kube::Pod& pod) cons
   for (int i = 0; i < kReasonCount; ++i) {
     const auto r = static_cast<Reason>(i);
     if (!has(r)) continue;
-    if (r == Reason::untolerated_taint) {
-      if (taint != nullptr) out.push_back(untolerated_taint_text(*taint));
-    } else if (r == Reason::insufficient_extended) {
+    if (r == Reason::insufficient_extended) {
       const auto& ext = pod.requests.extended;
       for (std::size_t j = 0; j < ext.size() && j < 64; ++j) {
         if ((extended >> j) & 1U) out.push_back(insufficient_text(ext[j].first));

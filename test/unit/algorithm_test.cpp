@@ -45,7 +45,7 @@ TEST_CASE("FitError: insufficient cpu and an untolerated taint") {
   };
   const auto d = run(make_pod().cpu("2"), nodes);
   CHECK(d.status == Decision::Status::unschedulable);  // n1 could be freed by preemption
-  CHECK(d.message == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}.");
+  CHECK(d.message == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s).");
   CHECK(d.node.empty());
   CHECK(d.evaluated_nodes == 3);
   CHECK(d.feasible_nodes == 0);
@@ -78,7 +78,7 @@ TEST_CASE("FitError: a node with two reasons counts in both; lines sort as strin
   for (int i = 0; i < 2; ++i)
     many.push_back(make_node().name("t" + std::to_string(i)).taint("k", "v", "NoExecute").info());
   CHECK(run(make_pod().memory("2Gi"), many).message ==
-        "0/12 nodes are available: 10 Insufficient memory, 2 node(s) had untolerated taint {k: v}.");
+        "0/12 nodes are available: 10 Insufficient memory, 2 node(s) had untolerated taint(s).");
 }
 
 TEST_CASE("unresolvable when no failing node could be helped by preemption") {
@@ -91,7 +91,20 @@ TEST_CASE("unresolvable when no failing node could be helped by preemption") {
   CHECK(d.status == Decision::Status::unresolvable);
   CHECK(d.message ==
         "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-        "1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable.");
+        "1 node(s) had untolerated taint(s), 1 node(s) were unschedulable.");
+}
+
+TEST_CASE("FitError: nodes with different untolerated taints count as one reason (upstream v1.35+)") {
+  // Upstream's TaintToleration names no taint since v1.35, so nodes
+  // tainted differently add up under one text, not one line per taint.
+  const std::vector<NodeInfo> nodes = {
+      make_node().name("n1").taint("dedicated", "gpu", "NoSchedule").info(),
+      make_node().name("n2").taint("spot", "true", "NoExecute").info(),
+      make_node().name("n3").taint("dedicated", "db", "NoSchedule").info(),
+  };
+  const auto d = run(make_pod(), nodes);
+  CHECK(d.status == Decision::Status::unresolvable);
+  CHECK(d.message == "0/3 nodes are available: 3 node(s) had untolerated taint(s).");
 }
 
 TEST_CASE("no nodes at all") {

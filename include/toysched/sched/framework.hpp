@@ -57,10 +57,9 @@ inline constexpr int kReasonCount = 0 TOYSCHED_REASONS(TOYSCHED_REASON);
 using ReasonBits = std::uint64_t;
 static_assert(kReasonCount <= 64, "FilterStatus::reasons holds one bit per Reason");
 
-// Upstream's text for reasons that carry no detail; empty for the two that do.
+// Upstream's text for reasons that carry no detail; empty for the one that
+// does (insufficient_extended).
 std::string_view reason_text(Reason r) noexcept;
-// "node(s) had untolerated taint {KEY: VALUE}"
-std::string untolerated_taint_text(const kube::Taint& t);
 // "Insufficient NAME"
 std::string insufficient_text(std::string_view resource);
 // Reason text → how many nodes gave it.
@@ -71,10 +70,9 @@ using ReasonHistogram = std::map<std::string, int, std::less<>>;
 // decision's message and preemption's both read so.
 std::string nodes_unavailable_text(std::size_t total_nodes, const ReasonHistogram& reasons);
 
-// Why one node was rejected. Allocates nothing: reasons are bits, the
-// untolerated taint is a pointer into the node, insufficient extended
-// resources are indices into the pod's request; all valid for as long as
-// the pod and the NodeInfo are. Strings are built only to report.
+// Why one node was rejected. Allocates nothing: reasons are bits,
+// insufficient extended resources are indices into the pod's request
+// (valid for as long as the pod is). Strings are built only to report.
 struct FilterStatus {
   Code code = Code::success;
   PluginId plugin = PluginId::none;  // the filter that rejected the node
@@ -84,7 +82,6 @@ struct FilterStatus {
   // which otherwise stays empty and allocates nothing.
   std::uint64_t extended = 0;
   std::vector<std::uint32_t> extended_overflow;
-  const kube::Taint* taint = nullptr;  // the first untolerated NoSchedule/NoExecute taint
 
   bool ok() const noexcept { return code == Code::success; }
   bool has(Reason r) const noexcept { return (reasons >> static_cast<int>(r)) & 1U; }

@@ -104,14 +104,13 @@ inline constexpr std::uint32_t kFilterPair = kPreFilter | kFilter, kScorePair = 
 
 // Why a filter rejected a node, one line each: the Reason (framework.hpp)
 // and upstream's text, word for word (users grep for it and `kubectl
-// describe pod` shows it). Two carry details and have no fixed text: the
-// taint (FilterStatus::taint) and the extended resources
-// (FilterStatus::extended).
+// describe pod` shows it). One carries details and has no fixed text: the
+// extended resources (FilterStatus::extended).
 // clang-format off
 #define TOYSCHED_REASONS(REASON)                                                                                \
   REASON(node_unschedulable, "node(s) were unschedulable")                                                      \
   REASON(node_name, "node(s) didn't match the requested node name")                                             \
-  REASON(untolerated_taint, "")                                                                                 \
+  REASON(untolerated_taint, "node(s) had untolerated taint(s)")                                                 \
   REASON(node_affinity, "node(s) didn't match Pod's node affinity/selector")                                    \
   REASON(node_ports, "node(s) didn't have free ports for the requested pod ports")                              \
   REASON(too_many_pods, "Too many pods")                                                                        \

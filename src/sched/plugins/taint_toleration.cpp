@@ -31,12 +31,11 @@ const kube::Taint* first_untolerated_hard_taint(const kube::Pod& pod, const kube
   return nullptr;
 }
 
+// Since v1.35 upstream's reason names no taint ("node(s) had untolerated
+// taint(s)"): one text for every node, counted as one line of the message.
 FilterStatus filter_taint_toleration(const kube::Pod& pod, const NodeInfo& ni) {
-  const kube::Taint* taint = first_untolerated_hard_taint(pod, ni.node);
-  if (taint == nullptr) return {};
-  auto s = reject(PluginId::taint_toleration, Code::unresolvable, Reason::untolerated_taint);
-  s.taint = taint;
-  return s;
+  if (first_untolerated_hard_taint(pod, ni.node) == nullptr) return {};
+  return reject(PluginId::taint_toleration, Code::unresolvable, Reason::untolerated_taint);
 }
 
 std::int64_t count_intolerable_prefer_no_schedule(const kube::Pod& pod, const NodeInfo& ni) noexcept {

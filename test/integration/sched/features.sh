@@ -24,7 +24,7 @@ PAUSE='containers: [{name: c, image: registry.k8s.io/pause:3.9}]'
 k taint node lab-node-1 dedicated=gpu:NoSchedule >/dev/null
 pod taint-no <<<"  nodeSelector: {kubernetes.io/hostname: lab-node-1}
   $PAUSE"
-expect_reason taint-no "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+expect_reason taint-no "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 pod taint-yes <<<"  nodeSelector: {kubernetes.io/hostname: lab-node-1}
   tolerations: [{key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}]
   $PAUSE"
