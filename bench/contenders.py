@@ -10,10 +10,9 @@ cmd/kube-scheduler does) with `--config`. Its variants:
   rate limit (off, as for every contender).
 - kube-scheduler-matched: exactly toy-scheduler's plugins and weights
   (multiPoint: every default disabled, then ours), contention profiling off.
-  What toy-scheduler leaves out are the plugins whose pods it refuses as
-  unsupported (src/config/profiles.cpp: VolumeRestrictions,
-  NodeVolumeLimits, VolumeZone, DynamicResources); none of the bench's pods
-  needs them.
+  What toy-scheduler leaves out are the plugins it does not run
+  (include/toysched/sched/registry.hpp's REFUSED lines: NodeVolumeLimits,
+  VolumeZone, DynamicResources); none of the bench's pods needs them.
 - toy-all-nodes and kube-scheduler-all-nodes: that matched profile with
   percentageOfNodesToScore 100, in ONE file read by both schedulers (toy-
   scheduler reads KubeSchedulerConfiguration too), so both score every node.
@@ -25,12 +24,13 @@ from pathlib import Path
 from common import CEILING, KUBE_LAB, KUBE_SCHEDULER, PARALLELISM, TOY, VERBOSITY
 
 # toy-scheduler's plugins with their score weights (0: no score), in
-# kube-scheduler's default order: src/config/profiles.cpp, kKnown entries of
-# kind ours or built_in that the default profile enables.
+# kube-scheduler's default order: include/toysched/sched/registry.hpp's
+# PLUGIN and BUILT_IN lines that the default profile enables.
 TOY_PLUGINS = (("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
                ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
-               ("VolumeBinding", 0), ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DefaultPreemption", 0),
-               ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0))
+               ("VolumeRestrictions", 0), ("VolumeBinding", 0), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
+               ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1),
+               ("DefaultBinder", 0), ("NodeDeclaredFeatures", 0))
 
 
 def scheduler_config(kubeconfig: str, scheduler: str, matched: bool, all_nodes: bool) -> str:

@@ -1,11 +1,10 @@
 // Kinds the scheduler reads only for its plugins: Namespaces (their labels,
 // for pod affinity's namespaceSelector), the selectors of Services,
 // ReplicationControllers, ReplicaSets and StatefulSets (for
-// PodTopologySpread's default constraints), and the storage kinds
-// VolumeBinding reads (PersistentVolumeClaims, PersistentVolumes,
-// StorageClasses), and PodDisruptionBudgets for preemption. Nothing else of
-// them is kept. See decode.hpp for the
-// rules, decode_detail.hpp for the helpers.
+// PodTopologySpread's default constraints), the storage kinds the volume
+// plugins read (PersistentVolumeClaims, PersistentVolumes, StorageClasses),
+// and PodDisruptionBudgets for preemption. Nothing else of them is kept.
+// See decode.hpp for the rules, decode_detail.hpp for the helpers.
 #include "decode_detail.hpp"
 
 namespace toysched::kube::detail {
@@ -66,6 +65,14 @@ errc get_persistent_volume_claim(od::value& v, PersistentVolumeClaim& c) {
     return fields(val, [&](std::string_view sk, od::value& sv) {
       if (sk == "volumeName") return get(sv, c.volume_name);
       if (sk == "storageClassName") return get(sv, c.storage_class_name);
+      if (sk == "accessModes") {
+        return elements(sv, [&](od::value& mode) {
+          std::string_view m;
+          TS_SJ(mode.get_string().get(m));
+          if (m == "ReadWriteOncePod") c.read_write_once_pod = true;
+          return errc::ok;
+        });
+      }
       return errc::ok;
     });
   }));

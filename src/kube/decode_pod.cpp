@@ -64,8 +64,32 @@ errc get_requirements(od::value& v, ResourceList& req, ResourceList& lim) {
   });
 }
 
-// Volumes that need a claim bound (VolumeBinding's business upstream). Other
-// kinds (emptyDir, configMap, projected, hostPath ...) constrain nothing.
+// An in-tree disk VolumeRestrictions compares (objects.hpp InlineDisk):
+// its identity and whether it is mounted read-only.
+errc get_inline_disk(od::value& v, InlineDisk::Kind kind, Pod& p) {
+  InlineDisk& d = p.disks.emplace_back();
+  d.kind = kind;
+  const std::string_view id_key = kind == InlineDisk::Kind::gce_pd    ? "pdName"
+                                  : kind == InlineDisk::Kind::aws_ebs ? "volumeID"
+                                  : kind == InlineDisk::Kind::iscsi   ? "iqn"
+                                                                      : "image";
+  TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
+    if (k == id_key) return get(val, d.id);
+    if (k == "readOnly") return get(val, d.read_only);
+    if (kind != InlineDisk::Kind::rbd) return errc::ok;
+    if (k == "pool") return get(val, d.pool);
+    if (k == "monitors") return get_strings(val, d.monitors);
+    return errc::ok;
+  }));
+  // The API's default (SetDefaults_RBDVolumeSource), for hand-written pods.
+  if (kind == InlineDisk::Kind::rbd && d.pool.empty()) d.pool = "rbd";
+  return errc::ok;
+}
+
+// Volumes that constrain where a pod goes: a claim (the volume plugins look
+// it up), an in-tree disk (VolumeRestrictions), an ephemeral volume
+// (refused). Other kinds (emptyDir, configMap, projected, hostPath ...)
+// constrain nothing.
 errc get_volume(od::value& v, Pod& p) {
   return fields(v, [&](std::string_view k, od::value& val) {
     if (is_null(val)) return errc::ok;
@@ -74,6 +98,10 @@ errc get_volume(od::value& v, Pod& p) {
         return k2 == "claimName" ? get(v2, p.claims.emplace_back()) : errc::ok;
       });
     }
+    if (k == "gcePersistentDisk") return get_inline_disk(val, InlineDisk::Kind::gce_pd, p);
+    if (k == "awsElasticBlockStore") return get_inline_disk(val, InlineDisk::Kind::aws_ebs, p);
+    if (k == "iscsi") return get_inline_disk(val, InlineDisk::Kind::iscsi, p);
+    if (k == "rbd") return get_inline_disk(val, InlineDisk::Kind::rbd, p);
     if (k == "ephemeral") p.unsupported.ephemeral_volume = true;
     return errc::ok;
   });

@@ -180,6 +180,16 @@ class PodBuilder {
     p_.host_ports.push_back({port, std::move(protocol), std::move(ip)});
     return *this;
   }
+  // A spec.volumes[] entry naming this claim (persistentVolumeClaim.claimName).
+  PodBuilder& claim(std::string name) {
+    p_.claims.push_back(std::move(name));
+    return *this;
+  }
+  // A spec.volumes[] entry of an in-tree disk (gcePersistentDisk, ...).
+  PodBuilder& disk(kube::InlineDisk d) {
+    p_.disks.push_back(std::move(d));
+    return *this;
+  }
   kube::Pod obj() const { return p_; }
   operator kube::Pod() const { return p_; }  // NOLINT: builder
 

@@ -240,6 +240,7 @@ TEST_CASE("decode: PersistentVolumeClaims, their class, binding and deletion") {
   CHECK(c.storage_class_name == "fast");
   CHECK(c.bind_completed);  // any value: only the key's presence counts
   CHECK_FALSE(c.deleting);
+  CHECK_FALSE(c.read_write_once_pod);  // ReadWriteOnce
 
   // The beta annotation wins over spec.storageClassName, even when empty.
   auto beta = d.persistent_volume_claim_event(event(
@@ -274,6 +275,13 @@ TEST_CASE("decode: PersistentVolumeClaims, their class, binding and deletion") {
   REQUIRE(late.has_value());
   CHECK(late->object.storage_class_name == "slow");
   CHECK(late->object.bind_completed);
+
+  // ReadWriteOncePod among the access modes (VolumeRestrictions reads it).
+  auto solo = d.persistent_volume_claim_event(
+      event("ADDED", R"({"metadata":{"name":"solo","namespace":"shop"},)"
+                     R"("spec":{"accessModes":["ReadOnlyMany","ReadWriteOncePod"],"volumeName":"pv-9"}})"));
+  REQUIRE(solo.has_value());
+  CHECK(solo->object.read_write_once_pod);
 }
 
 TEST_CASE("decode: PersistentVolumes keep their node affinity") {

@@ -331,6 +331,30 @@ TEST_CASE("decode: a pod's claims, by name in volume order") {
   CHECK(p->claims == std::vector<std::string>{"data", "logs"});
 }
 
+TEST_CASE("decode: a pod's in-tree disks, for VolumeRestrictions") {
+  const auto p = decode_pod(pod_json(spec_of(
+      ctr("a", ""), "",
+      R"("volumes":[{"name":"t","emptyDir":{}},{"name":"g","gcePersistentDisk":{"pdName":"pd-1","fsType":"ext4"}},)"
+      R"({"name":"e","awsElasticBlockStore":{"volumeID":"vol-1","readOnly":true}},)"
+      R"({"name":"i","iscsi":{"targetPortal":"10.0.0.1:3260","iqn":"iqn.2016-12.server:t1","lun":0,"readOnly":true}},)"
+      R"({"name":"r","rbd":{"monitors":["m1","m2"],"image":"img","user":"admin"}},)"
+      R"({"name":"c","persistentVolumeClaim":{"claimName":"data"}},{"name":"h","hostPath":{"path":"/x"}}])")));
+  REQUIRE(p.has_value());
+  using Kind = InlineDisk::Kind;
+  REQUIRE(p->disks.size() == 4);
+  CHECK(p->disks[0] == InlineDisk{Kind::gce_pd, "pd-1", "", {}, false});
+  CHECK(p->disks[1] == InlineDisk{Kind::aws_ebs, "vol-1", "", {}, true});
+  CHECK(p->disks[2] == InlineDisk{Kind::iscsi, "iqn.2016-12.server:t1", "", {}, true});
+  // No pool: the API's default, "rbd".
+  CHECK(p->disks[3] == InlineDisk{Kind::rbd, "img", "rbd", {"m1", "m2"}, false});
+  CHECK(p->claims == std::vector<std::string>{"data"});
+
+  // A pod with none keeps none.
+  const auto plain = decode_pod(pod_json(spec_of(ctr("a", ""), "", R"("volumes":[{"name":"t","emptyDir":{}}])")));
+  REQUIRE(plain.has_value());
+  CHECK(plain->disks.empty());
+}
+
 TEST_CASE("decode: hard constraints the scheduler does not evaluate are recorded") {
   auto decode = [](const std::string& more) {
     auto p = decode_pod(pod_json(spec_of(ctr("a", ""), "", more)));

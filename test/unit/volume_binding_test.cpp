@@ -4,13 +4,13 @@
 // upstream's volumebinding plugin: volume_binding.go, binder.go).
 #include "builders.hpp"
 #include "profile_fixtures.hpp"
+#include "storage_fixture.hpp"
 #include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/node_info.hpp"
 #include "toysched/sched/profile.hpp"
 
 #include <doctest/doctest.h>
 
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,49 +20,10 @@ using sched::Decision;
 using sched::NodeInfo;
 using test::make_node;
 using test::make_pod;
+using test::Storage;
 using test::term;
 
 namespace {
-
-// The storage objects a test sets up, looked up as ClusterObjectIndex does.
-class Storage final : public sched::ClusterObjects {
- public:
-  std::map<std::string, kube::PersistentVolumeClaim, std::less<>> claims;  // "ns/name"
-  std::map<std::string, kube::PersistentVolume, std::less<>> volumes;
-  std::map<std::string, kube::StorageClass, std::less<>> classes;
-
-  const kube::StringPairs* namespace_labels(std::string_view) const override { return nullptr; }
-  kube::LabelSelector default_selector(const kube::Pod&) const override { return {}; }
-  const kube::PersistentVolumeClaim* claim(std::string_view ns, std::string_view name) const override {
-    auto it = claims.find(std::string(ns) + "/" + std::string(name));
-    return it == claims.end() ? nullptr : &it->second;
-  }
-  const kube::PersistentVolume* volume(std::string_view name) const override {
-    auto it = volumes.find(name);
-    return it == volumes.end() ? nullptr : &it->second;
-  }
-  const kube::StorageClass* storage_class(std::string_view name) const override {
-    auto it = classes.find(name);
-    return it == classes.end() ? nullptr : &it->second;
-  }
-
-  // A claim in "default", bound (annotated bind-completed) when `volume` is set.
-  kube::PersistentVolumeClaim& add_claim(std::string name, std::string volume = {}) {
-    kube::PersistentVolumeClaim& c = claims["default/" + name];
-    c.ns = "default";
-    c.name = std::move(name);
-    c.bind_completed = !volume.empty();
-    c.volume_name = std::move(volume);
-    return c;
-  }
-  kube::PersistentVolume& add_volume(std::string name, std::vector<kube::NodeSelectorTerm> affinity) {
-    kube::PersistentVolume& v = volumes[name];
-    v.name = std::move(name);
-    v.has_node_affinity = true;
-    v.node_affinity = std::move(affinity);
-    return v;
-  }
-};
 
 const std::vector<NodeInfo>& three_nodes() {
   static const std::vector<NodeInfo> nodes = {
@@ -152,7 +113,7 @@ TEST_CASE("VolumeBinding: claims that no node can help") {
   }
   SUBCASE("unbound, of a WaitForFirstConsumer class: not done here, said so") {
     s.add_claim("data").storage_class_name = "local";
-    s.classes["local"] = kube::StorageClass{"local", "", "", true};
+    s.add_class("local", true);
     CHECK(run(with_claims({"data"}), s).message ==
           "0/3 nodes are available: toy-scheduler does not bind persistentvolumeclaim \"data\" of storage class "
           "\"local\" (volumeBindingMode WaitForFirstConsumer).");

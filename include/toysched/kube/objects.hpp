@@ -226,6 +226,19 @@ struct UnsupportedConstraints {
   friend bool operator==(const UnsupportedConstraints&, const UnsupportedConstraints&) = default;
 };
 
+// An in-tree volume that two pods on one node may not both mount
+// (VolumeRestrictions): spec.volumes[].gcePersistentDisk,
+// awsElasticBlockStore, iscsi or rbd. Other volume kinds are not kept.
+struct InlineDisk {
+  enum class Kind : std::uint8_t { gce_pd, aws_ebs, iscsi, rbd };
+  Kind kind = Kind::gce_pd;
+  std::string id;                     // pdName, volumeID, iqn, or the RBD image
+  std::string pool;                   // rbd: pool ("rbd" when unset, as the API defaults it)
+  std::vector<std::string> monitors;  // rbd: monitors
+  bool read_only = false;
+  friend bool operator==(const InlineDisk&, const InlineDisk&) = default;
+};
+
 struct Pod {
   std::string ns;
   std::string name;
@@ -256,6 +269,9 @@ struct Pod {
   // spec.volumes[].persistentVolumeClaim.claimName, in volume order
   // (VolumeBinding looks each up in the pod's namespace).
   std::vector<std::string> claims;
+  // The in-tree disks among spec.volumes, in volume order; empty (no
+  // allocation) on almost every pod.
+  std::vector<InlineDisk> disks;
   std::optional<TimePoint> creation_timestamp;
   // What InterPodAffinity, PodTopologySpread and ImageLocality read. Each is
   // an empty vector (no allocation) on a pod without it.
@@ -300,10 +316,13 @@ struct StatefulSet {
   std::optional<LabelSelector> selector;  // spec.selector
 };
 
-// The storage kinds, for VolumeBinding (bound and immediate claims only).
+// The storage kinds, for VolumeBinding (bound and immediate claims only),
+// VolumeRestrictions and VolumeZone.
 struct PersistentVolumeClaim {
   std::string ns, name, uid, resource_version;
   std::string volume_name;  // spec.volumeName; "" while unbound
+  // spec.accessModes has ReadWriteOncePod: one pod in the cluster at a time.
+  bool read_write_once_pod = false;
   // The claim's class: the annotation volume.beta.kubernetes.io/storage-class
   // if present, else spec.storageClassName; nullopt when neither.
   std::optional<std::string> storage_class_name;

@@ -85,7 +85,7 @@ inline constexpr std::uint32_t kFilterPair = kPreFilter | kFilter, kScorePair = 
   PLUGIN(node_affinity, NodeAffinity, kFilterPair | kScorePair, 2, in_default)                                 \
   PLUGIN(node_ports, NodePorts, kFilterPair, 0, in_default)                                                    \
   PLUGIN(node_resources_fit, NodeResourcesFit, kFilterPair | kScorePair | kPlacementScore, 1, in_default)      \
-  REFUSED(VolumeRestrictions, kFilterPair, 0, in_default)                                                      \
+  PLUGIN(volume_restrictions, VolumeRestrictions, kFilterPair, 0, in_default)                                  \
   REFUSED(NodeVolumeLimits, kFilterPair, 0, in_default)                                                        \
   PLUGIN(volume_binding, VolumeBinding, kFilterPair | kReserve | kPreBind | kScorePair, 0, in_default)         \
   REFUSED(VolumeZone, kFilterPair, 0, in_default)                                                              \
@@ -127,6 +127,10 @@ inline constexpr std::uint32_t kFilterPair = kPreFilter | kFilter, kScorePair = 
   REASON(pod_topology_spread, "node(s) didn't match pod topology spread constraints")                           \
   REASON(pod_topology_spread_missing_label,                                                                     \
          "node(s) didn't match pod topology spread constraints (missing required label)")                       \
+  REASON(disk_conflict, "node(s) had no available disk")                                                        \
+  REASON(read_write_once_pod_conflict,                                                                          \
+         "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by "  \
+         "another pod")                                                                                         \
   REASON(volume_node_affinity, "node(s) didn't match PersistentVolume's node affinity")                         \
   REASON(volume_missing, "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)")           \
   REASON(node_declared_features, "node(s) didn't match Pod's required features")

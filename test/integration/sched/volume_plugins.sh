@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# VolumeRestrictions on a real lab (3 nodes in 3 zones, the
+# lab's persistentvolume-binder), each scenario played twice: by
+# toy-scheduler in NS and by the lab's kube-scheduler v1.36.3 in NS-kube,
+# with the same objects, and the outcomes compared:
+#  - ReadWriteOncePod: a second pod on a claim in use stays pending with
+#    upstream's message; deleting the first lets it in; a pod of higher
+#    priority preempts the claim's user, and only it.
+source "$(dirname "$0")/../lib.sh"
+use_private_lab --nodes 3 --zones 3 --controllers --kube-scheduler
+start_toy "$TEST_TMP/toy.log" -v=2
+KUBE_NS=$NS-kube
+k create namespace "$KUBE_NS" >/dev/null
+on_exit k delete priorityclass "user-$NS" "urgent-$NS" '>/dev/null 2>&1'
+k apply -f - >/dev/null <<YAML
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: user-$NS}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: urgent-$NS}
+value: 1000
+YAML
+
+# bound_claim NAMESPACE NAME ACCESS [ZONE-LABEL]: a hostPath volume of access
+# mode ACCESS (labelled topology.kubernetes.io/zone=ZONE-LABEL if given) and
+# a claim pre-bound to it, which the lab's binder then binds.
+bound_claim() {
+  local pv=pv-$2-$1 labels=""
+  [ -z "${4:-}" ] || labels="topology.kubernetes.io/zone: $4"
+  on_exit k delete pv "$pv" --wait=false '>/dev/null 2>&1'
+  k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $pv, labels: {$labels}}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [$3]
+  hostPath: {path: /tmp/$pv}
+  storageClassName: ""
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $2, namespace: $1}
+spec:
+  accessModes: [$3]
+  storageClassName: ""
+  volumeName: $pv
+  resources: {requests: {storage: 1Gi}}
+YAML
+  wait_until 30 "claim $1/$2 bound" \
+    '[ "$(k -n '"$1"' get pvc '"$2"' -o jsonpath={.metadata.annotations.pv\\.kubernetes\\.io/bind-completed})" = yes ]'
+}
+# user NAMESPACE SCHEDULER POD CLAIM [PRIORITY-CLASS]: a pod mounting CLAIM.
+user() {
+  k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $3, namespace: $1}
+spec:
+  schedulerName: $2
+  ${5:+priorityClassName: $5-$NS}
+  volumes: [{name: data, persistentVolumeClaim: {claimName: $4}}]
+  containers: [{name: c, image: registry.k8s.io/pause:3.9}]
+YAML
+}
+node_in() { k -n "$1" get pod "$2" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
+message_in() { k -n "$1" get pod "$2" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
+# kube-scheduler's message, less the PostFilter text of DynamicResources,
+# which toy-scheduler does not run (it refuses pods with resource claims).
+kube_message() { local m; m=$(message_in "$KUBE_NS" "$1"); echo "${m/no new claims to deallocate, /}"; }
+# both SCENARIO-FUNCTION: run it in NS for toy-scheduler, in KUBE_NS for kube-scheduler.
+both() { "$1" "$NS" toy-scheduler; "$1" "$KUBE_NS" default-scheduler; }
+
+# --- ReadWriteOncePod: one pod at a time
+rwop_pair() {
+  bound_claim "$1" solo ReadWriteOncePod
+  user "$1" "$2" first solo
+  wait_until 30 "$1/first bound" '[ -n "$(node_in '"$1"' first)" ]'
+  user "$1" "$2" second solo
+}
+both rwop_pair
+WANT="0/3 nodes are available: 3 node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+wait_until 30 "second pending with a message (toy-scheduler)" '[ -n "$(message_in "$NS" second)" ]'
+wait_until 60 "second pending with a message (kube-scheduler)" '[ -n "$(message_in "$KUBE_NS" second)" ]'
+[ "$(message_in "$NS" second)" = "$WANT" ] || fail "toy-scheduler: second says '$(message_in "$NS" second)'"
+[ "$(kube_message second)" = "$WANT" ] || fail "kube-scheduler: second says '$(kube_message second)'"
+[ -z "$(node_in "$NS" second)" ] || fail "toy-scheduler bound second to $(node_in "$NS" second)"
+pass "a ReadWriteOncePod claim in use: the second pod pending, both say '$WANT'"
+
+for ns in "$NS" "$KUBE_NS"; do k -n "$ns" delete pod first --wait=false >/dev/null; done
+wait_until 30 "toy-scheduler binds second once first is gone" '[ -n "$(node_in "$NS" second)" ]'
+wait_until 60 "kube-scheduler binds second once first is gone" '[ -n "$(node_in "$KUBE_NS" second)" ]'
+pass "the claim's user deleted: second bound by both"
+
+# --- ReadWriteOncePod and preemption: the claim's user is the one victim,
+# though a pod of the same priority sits on every node
+rwop_preempt() {
+  bound_claim "$1" contested ReadWriteOncePod
+  user "$1" "$2" holder contested user
+  wait_until 30 "$1/holder bound" '[ -n "$(node_in '"$1"' holder)" ]'
+  HOLDER_NODE[$1]=$(node_in "$1" holder)
+  for i in 1 2 3; do
+    k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: bystander-$i, namespace: $1}
+spec:
+  schedulerName: $2
+  priorityClassName: user-$NS
+  nodeSelector: {kubernetes.io/hostname: lab-node-$i}
+  containers: [{name: c, image: registry.k8s.io/pause:3.9}]
+YAML
+  done
+  for i in 1 2 3; do wait_until 30 "$1/bystander-$i bound" '[ -n "$(node_in '"$1"' bystander-'"$i"')" ]'; done
+  user "$1" "$2" urgent contested urgent
+}
+declare -A HOLDER_NODE
+both rwop_preempt
+for ns in "$NS" "$KUBE_NS"; do
+  wait_until 60 "$ns: urgent bound" '[ -n "$(node_in '"$ns"' urgent)" ]'
+  [ "$(node_in "$ns" urgent)" = "${HOLDER_NODE[$ns]}" ] ||
+    fail "$ns: urgent went to $(node_in "$ns" urgent), not ${HOLDER_NODE[$ns]}"
+  [ -z "$(k -n "$ns" get pod holder --ignore-not-found -o name)" ] || fail "$ns: holder was not preempted"
+  for i in 1 2 3; do
+    [ -n "$(k -n "$ns" get pod "bystander-$i" --ignore-not-found -o name)" ] || fail "$ns: bystander-$i was preempted"
+  done
+done
+pass "a ReadWriteOncePod claim's user preempted by a pod of higher priority, bystanders spared, by both"
+
+k delete namespace "$KUBE_NS" --wait=false >/dev/null

@@ -1,0 +1,60 @@
+// The storage objects a volume plugin's test sets up (claims, volumes,
+// classes), looked up as ClusterObjectIndex looks them up.
+#pragma once
+
+#include "toysched/sched/framework.hpp"
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace toysched::test {
+
+class Storage final : public sched::ClusterObjects {
+ public:
+  std::map<std::string, kube::PersistentVolumeClaim, std::less<>> claims;  // "ns/name"
+  std::map<std::string, kube::PersistentVolume, std::less<>> volumes;
+  std::map<std::string, kube::StorageClass, std::less<>> classes;
+
+  const kube::StringPairs* namespace_labels(std::string_view) const override { return nullptr; }
+  kube::LabelSelector default_selector(const kube::Pod&) const override { return {}; }
+  const kube::PersistentVolumeClaim* claim(std::string_view ns, std::string_view name) const override {
+    auto it = claims.find(std::string(ns) + "/" + std::string(name));
+    return it == claims.end() ? nullptr : &it->second;
+  }
+  const kube::PersistentVolume* volume(std::string_view name) const override {
+    auto it = volumes.find(name);
+    return it == volumes.end() ? nullptr : &it->second;
+  }
+  const kube::StorageClass* storage_class(std::string_view name) const override {
+    auto it = classes.find(name);
+    return it == classes.end() ? nullptr : &it->second;
+  }
+
+  // A claim in "default", bound (annotated bind-completed) when `volume` is set.
+  kube::PersistentVolumeClaim& add_claim(std::string name, std::string volume = {}) {
+    kube::PersistentVolumeClaim& c = claims["default/" + name];
+    c.ns = "default";
+    c.name = std::move(name);
+    c.bind_completed = !volume.empty();
+    c.volume_name = std::move(volume);
+    return c;
+  }
+  // A volume with node affinity (a `required` with these terms).
+  kube::PersistentVolume& add_volume(std::string name, std::vector<kube::NodeSelectorTerm> affinity) {
+    kube::PersistentVolume& v = volumes[name];
+    v.name = std::move(name);
+    v.has_node_affinity = true;
+    v.node_affinity = std::move(affinity);
+    return v;
+  }
+  kube::StorageClass& add_class(std::string name, bool wait_for_first_consumer) {
+    kube::StorageClass& sc = classes[name];
+    sc.name = std::move(name);
+    sc.wait_for_first_consumer = wait_for_first_consumer;
+    return sc;
+  }
+};
+
+}  // namespace toysched::test
