@@ -12,7 +12,7 @@ cmd/kube-scheduler does) with `--config`. Its variants:
   (multiPoint: every default disabled, then ours), contention profiling off.
   What toy-scheduler leaves out are the plugins it does not run
   (include/toysched/sched/registry.hpp's REFUSED lines: NodeVolumeLimits,
-  VolumeZone, DynamicResources); none of the bench's pods needs them.
+  DynamicResources); none of the bench's pods needs them.
 - toy-all-nodes and kube-scheduler-all-nodes: that matched profile with
   percentageOfNodesToScore 100, in ONE file read by both schedulers (toy-
   scheduler reads KubeSchedulerConfiguration too), so both score every node.
@@ -28,9 +28,9 @@ from common import CEILING, KUBE_LAB, KUBE_SCHEDULER, PARALLELISM, TOY, VERBOSIT
 # PLUGIN and BUILT_IN lines that the default profile enables.
 TOY_PLUGINS = (("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
                ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
-               ("VolumeRestrictions", 0), ("VolumeBinding", 0), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
-               ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1),
-               ("DefaultBinder", 0), ("NodeDeclaredFeatures", 0))
+               ("VolumeRestrictions", 0), ("VolumeBinding", 0), ("VolumeZone", 0), ("PodTopologySpread", 2),
+               ("InterPodAffinity", 2), ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1),
+               ("ImageLocality", 1), ("DefaultBinder", 0), ("NodeDeclaredFeatures", 0))
 
 
 def scheduler_config(kubeconfig: str, scheduler: str, matched: bool, all_nodes: bool) -> str:

@@ -84,7 +84,7 @@ errc get_persistent_volume_claim(od::value& v, PersistentVolumeClaim& c) {
 }
 
 errc get_persistent_volume(od::value& v, PersistentVolume& pv) {
-  return get_kind(v, pv, false, [&](std::string_view k, od::value& val) {
+  return get_kind(v, pv, true, [&](std::string_view k, od::value& val) {
     if (k != "nodeAffinity") return errc::ok;
     return fields(val, [&](std::string_view ak, od::value& av) {
       // A null `required` is an absent one: no constraint.

@@ -284,7 +284,7 @@ TEST_CASE("decode: PersistentVolumeClaims, their class, binding and deletion") {
   CHECK(solo->object.read_write_once_pod);
 }
 
-TEST_CASE("decode: PersistentVolumes keep their node affinity") {
+TEST_CASE("decode: PersistentVolumes keep their node affinity and labels") {
   Decoder d;
   auto l = d.persistent_volume_list(list("PersistentVolumeList", kBoundPv));
   REQUIRE(l.has_value());
@@ -300,12 +300,17 @@ TEST_CASE("decode: PersistentVolumes keep their node affinity") {
   CHECK(pv.node_affinity[1].match_fields ==
         std::vector<NodeSelectorRequirement>{{"metadata.name", SelectorOp::in, {"n3"}}});
 
+  CHECK(pv.labels == StringPairs{{"team", "a"}});
+
   auto plain = d.persistent_volume_event(
-      event("ADDED", R"({"metadata":{"name":"pv-nfs","uid":"u","resourceVersion":"41"},)"
+      event("ADDED", R"({"metadata":{"name":"pv-nfs","uid":"u","resourceVersion":"41",)"
+                     R"("labels":{"topology.kubernetes.io/zone":"z1__z2"}},)"
                      R"("spec":{"nfs":{"server":"s","path":"/"},"capacity":{"storage":"5Gi"}}})"));
   REQUIRE(plain.has_value());
   CHECK_FALSE(plain->object.has_node_affinity);
   CHECK(plain->object.node_affinity.empty());
+  // Labels are kept: VolumeZone reads the zone and region ones.
+  CHECK(plain->object.labels == StringPairs{{"topology.kubernetes.io/zone", "z1__z2"}});
   // nodeAffinity without `required`, or with a null one: no constraint.
   auto no_required = d.persistent_volume_event(
       event("ADDED", R"({"metadata":{"name":"pv"},"spec":{"nodeAffinity":{"required":null}}})"));

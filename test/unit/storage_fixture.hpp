@@ -49,6 +49,13 @@ class Storage final : public sched::ClusterObjects {
     v.node_affinity = std::move(affinity);
     return v;
   }
+  // A volume without node affinity, with these labels.
+  kube::PersistentVolume& add_labelled_volume(std::string name, kube::StringPairs labels) {
+    kube::PersistentVolume& v = volumes[name];
+    v.name = std::move(name);
+    v.labels = std::move(labels);
+    return v;
+  }
   kube::StorageClass& add_class(std::string name, bool wait_for_first_consumer) {
     kube::StorageClass& sc = classes[name];
     sc.name = std::move(name);

@@ -7,6 +7,7 @@
 #include "storage_fixture.hpp"
 #include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/node_info.hpp"
+#include "toysched/sched/plugin_args.hpp"
 #include "toysched/sched/profile.hpp"
 
 #include <doctest/doctest.h>
@@ -97,8 +98,19 @@ TEST_CASE("VolumeBinding: claims that no node can help") {
   }
   SUBCASE("a claim bound to a volume that does not exist") {
     s.add_claim("data", "pv-gone");
-    CHECK(run(with_claims({"data"}), s).message ==
-          "0/3 nodes are available: 3 node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s).");
+    // VolumeZone's PreFilter, which runs before any Filter, says so first,
+    // as upstream's does.
+    CHECK(run(with_claims({"data"}), s).message == "0/3 nodes are available: persistentvolume \"pv-gone\" not found.");
+    // Without VolumeZone, VolumeBinding's Filter rejects every node.
+    auto plugin = sched::registry_entry(sched::PluginId::volume_binding).make({});
+    const auto ptrs = test::node_ptrs(three_nodes());
+    sched::Cluster cluster(ptrs);
+    cluster.objects = &s;
+    REQUIRE(plugin->pre_filter(with_claims({"data"}), cluster).kind == sched::PreFilterResult::Kind::run);
+    sched::Plugin* const list[] = {plugin.get()};
+    const sched::FilterStatus st = sched::filter_one(list, with_claims({"data"}), three_nodes()[0]);
+    CHECK(st.reason_strings(with_claims({"data"})) ==
+          std::vector<std::string>{"node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"});
   }
   SUBCASE("unbound, no class (binds at once): wait for the volume controller") {
     s.add_claim("data");

@@ -88,7 +88,7 @@ inline constexpr std::uint32_t kFilterPair = kPreFilter | kFilter, kScorePair = 
   PLUGIN(volume_restrictions, VolumeRestrictions, kFilterPair, 0, in_default)                                  \
   REFUSED(NodeVolumeLimits, kFilterPair, 0, in_default)                                                        \
   PLUGIN(volume_binding, VolumeBinding, kFilterPair | kReserve | kPreBind | kScorePair, 0, in_default)         \
-  REFUSED(VolumeZone, kFilterPair, 0, in_default)                                                              \
+  PLUGIN(volume_zone, VolumeZone, kFilterPair, 0, in_default)                                                  \
   PLUGIN(pod_topology_spread, PodTopologySpread, kFilterPair | kScorePair, 2, in_default)                      \
   PLUGIN(inter_pod_affinity, InterPodAffinity, kFilterPair | kScorePair, 2, in_default)                        \
   REFUSED(DynamicResources, kPreEnqueue | kFilterPair | kPostFilter | kReserve | kPreBind | kScore, 2, in_default) \
@@ -133,6 +133,7 @@ inline constexpr std::uint32_t kFilterPair = kPreFilter | kFilter, kScorePair = 
          "another pod")                                                                                         \
   REASON(volume_node_affinity, "node(s) didn't match PersistentVolume's node affinity")                         \
   REASON(volume_missing, "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)")           \
+  REASON(volume_zone_conflict, "node(s) had no available volume zone")                                          \
   REASON(node_declared_features, "node(s) didn't match Pod's required features")
 // clang-format on
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# VolumeRestrictions on a real lab (3 nodes in 3 zones, the
+# VolumeRestrictions and VolumeZone on a real lab (3 nodes in 3 zones, the
 # lab's persistentvolume-binder), each scenario played twice: by
 # toy-scheduler in NS and by the lab's kube-scheduler v1.36.3 in NS-kube,
 # with the same objects, and the outcomes compared:
 #  - ReadWriteOncePod: a second pod on a claim in use stays pending with
 #    upstream's message; deleting the first lets it in; a pod of higher
-#    priority preempts the claim's user, and only it.
+#    priority preempts the claim's user, and only it;
+#  - a volume labelled with a zone (no node affinity) puts its pod in that
+#    zone, a "__"-joined list of zones in one of them, and a zone no node
+#    has keeps the pod pending with upstream's message.
 source "$(dirname "$0")/../lib.sh"
 use_private_lab --nodes 3 --zones 3 --controllers --kube-scheduler
 start_toy "$TEST_TMP/toy.log" -v=2
@@ -130,4 +133,30 @@ for ns in "$NS" "$KUBE_NS"; do
 done
 pass "a ReadWriteOncePod claim's user preempted by a pod of higher priority, bystanders spared, by both"
 
+# --- VolumeZone: the volume's zone label decides
+zones() {
+  bound_claim "$1" zonal ReadWriteOnce zone-1
+  bound_claim "$1" two-zones ReadWriteOnce zone-0__zone-2
+  bound_claim "$1" nowhere ReadWriteOnce zone-9
+  user "$1" "$2" in-zone-1 zonal
+  user "$1" "$2" in-two-zones two-zones
+  user "$1" "$2" in-no-zone nowhere
+}
+both zones
+for ns in "$NS" "$KUBE_NS"; do
+  wait_until 60 "$ns: zonal pods bound" '[ -n "$(node_in '"$ns"' in-zone-1)" ] && [ -n "$(node_in '"$ns"' in-two-zones)" ]'
+  [ "$(node_in "$ns" in-zone-1)" = lab-node-2 ] || fail "$ns: in-zone-1 went to $(node_in "$ns" in-zone-1)"
+  case "$(node_in "$ns" in-two-zones)" in
+    lab-node-1 | lab-node-3) ;;
+    *) fail "$ns: in-two-zones went to $(node_in "$ns" in-two-zones)" ;;
+  esac
+done
+pass "a zone-labelled volume: its pod in zone-1 (lab-node-2), a two-zone volume's in zone-0 or zone-2, by both"
+WANT="0/3 nodes are available: 3 node(s) had no available volume zone. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+wait_until 30 "in-no-zone pending with a message (toy-scheduler)" '[ -n "$(message_in "$NS" in-no-zone)" ]'
+wait_until 60 "in-no-zone pending with a message (kube-scheduler)" '[ -n "$(message_in "$KUBE_NS" in-no-zone)" ]'
+[ "$(message_in "$NS" in-no-zone)" = "$WANT" ] || fail "toy-scheduler: in-no-zone says '$(message_in "$NS" in-no-zone)'"
+[ "$(kube_message in-no-zone)" = "$WANT" ] || fail "kube-scheduler: in-no-zone says '$(kube_message in-no-zone)'"
+[ -z "$(node_in "$NS" in-no-zone)" ] || fail "toy-scheduler bound in-no-zone to $(node_in "$NS" in-no-zone)"
+pass "a volume in a zone no node has: pending, both say '$WANT'"
 k delete namespace "$KUBE_NS" --wait=false >/dev/null
