@@ -11,7 +11,6 @@ namespace toysched::sched {
 using clock = std::chrono::steady_clock;
 
 namespace {
-std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
 
 // Whether an update to a pending pod could change where it fits. Status-only
 // updates (our own PodScheduled patch among them) must not send an

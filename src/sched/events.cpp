@@ -8,6 +8,7 @@
 #include "toysched/json/writer.hpp"
 #include "toysched/log/log.hpp"
 #include "toysched/trace/tasks.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 namespace toysched::sched {
 
@@ -162,19 +163,14 @@ asio::awaitable<void> EventRecorder::patch_settled(std::string pod_uid, trace::T
   while (patches_sent_.contains(pod_uid)) {
     asio::steady_timer timer(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
     patch_waiters_[pod_uid].push_back(&timer);
-    struct leave {
-      EventRecorder& r;
-      const std::string& uid;
-      asio::steady_timer* timer;
-      // However the wait ends (answered, or the frame destroyed at
-      // shutdown), no pointer into this frame may stay behind.
-      ~leave() {
-        auto it = r.patch_waiters_.find(uid);
-        if (it == r.patch_waiters_.end()) return;
-        std::erase(it->second, timer);
-        if (it->second.empty()) r.patch_waiters_.erase(it);
-      }
-    } guard{*this, pod_uid, &timer};
+    // However the wait ends (answered, or the frame destroyed at
+    // shutdown), no pointer into this frame may stay behind.
+    util::scope_exit leave([&] {
+      auto it = patch_waiters_.find(pod_uid);
+      if (it == patch_waiters_.end()) return;
+      std::erase(it->second, &timer);
+      if (it->second.empty()) patch_waiters_.erase(it);
+    });
     co_await trace::traced(task, point, timer.async_wait(asio::as_tuple(asio::use_awaitable)));
   }
 }
@@ -197,19 +193,15 @@ asio::awaitable<void> EventRecorder::post(Item item) {
   if (!item.condition_patch.empty()) {
     // From the moment the patch is let go until its answer (or failure),
     // a bind of the pod waits (patch_settled).
-    struct sent_mark {
-      EventRecorder& r;
-      const std::string& uid;
-      bool sent = false;
-      ~sent_mark() {
-        if (sent) r.patch_answered(uid);
-      }
-    } mark{*this, item.event.pod_uid};
+    bool sent = false;
+    util::scope_exit answered([&] {
+      if (sent) patch_answered(item.event.pod_uid);
+    });
     kube::RequestLimits limits;
     limits.may_send = [&] {
       if (!still_wanted()) return false;
-      if (!mark.sent) ++patches_sent_[item.event.pod_uid];
-      mark.sent = true;
+      if (!sent) ++patches_sent_[item.event.pod_uid];
+      sent = true;
       return true;
     };
     auto r = co_await trace::traced(task, trace::points::events_post,

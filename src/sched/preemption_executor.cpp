@@ -27,7 +27,6 @@ namespace toysched::sched {
 namespace asio = boost::asio;
 
 namespace {
-std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
 
 // The victim is no longer there to evict: deleted (404), or its name now
 // belongs to another pod (409 on the DELETE's UID precondition, 422 on the

@@ -20,7 +20,6 @@ using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 
 namespace {
-std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
 double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
 // Decisions in a row before the loop lets watches and binds run: a trip
 // through the loop per pod would cost more than the decision.

@@ -283,21 +283,31 @@ TEST_CASE("TestRequiredAffinityMultipleNodes cases") {
   }
 }
 
-// upstream TestPreferredAffinity.
-TEST_CASE("TestPreferredAffinity cases") {
-  const Labels s1 = {{"security", "S1"}}, s2 = {{"security", "S2"}};
-  const Labels china = {{"region", "China"}}, india = {{"region", "India"}}, az1 = {{"az", "az1"}},
-               az2 = {{"az", "az2"}}, china_az1 = {{"region", "China"}, {"az", "az1"}};
-  const auto s1_in = [](std::string topo) { return term("security", "In", {"S1"}, topo); };
-  const auto s2_in = [](std::string topo) { return term("security", "In", {"S2"}, topo); };
-  const auto stay_with_s1 = [&](kube::Pod p) { return pref_aff(std::move(p), 5, s1_in("region")); };
-  const auto stay_with_s2 = [&](kube::Pod p) { return pref_aff(std::move(p), 6, s2_in("region")); };
-  const auto away_from_s1 = [&](kube::Pod p) { return pref_anti(std::move(p), 5, s1_in("az")); };
-  const auto away_from_s2 = [&](kube::Pod p) { return pref_anti(std::move(p), 5, s2_in("az")); };
-  const auto with_s1_away_s2 = [&](kube::Pod p) {
-    return pref_anti(pref_aff(std::move(p), 8, s1_in("region")), 5, s2_in("az"));
-  };
-  const std::vector<kube::Node> three = {node("node1", china), node("node2", india), node("node3", az1)};
+namespace {
+
+// upstream TestPreferredAffinity's labels, nodes and preferred terms.
+namespace preferred {
+
+const Labels s1 = {{"security", "S1"}}, s2 = {{"security", "S2"}};
+const Labels china = {{"region", "China"}}, india = {{"region", "India"}}, az1 = {{"az", "az1"}}, az2 = {{"az", "az2"}},
+             china_az1 = {{"region", "China"}, {"az", "az1"}};
+kube::PodAffinityTerm s1_in(std::string topo) { return term("security", "In", {"S1"}, std::move(topo)); }
+kube::PodAffinityTerm s2_in(std::string topo) { return term("security", "In", {"S2"}, std::move(topo)); }
+kube::Pod stay_with_s1(kube::Pod p) { return pref_aff(std::move(p), 5, s1_in("region")); }
+kube::Pod stay_with_s2(kube::Pod p) { return pref_aff(std::move(p), 6, s2_in("region")); }
+kube::Pod away_from_s1(kube::Pod p) { return pref_anti(std::move(p), 5, s1_in("az")); }
+kube::Pod away_from_s2(kube::Pod p) { return pref_anti(std::move(p), 5, s2_in("az")); }
+kube::Pod with_s1_away_s2(kube::Pod p) { return pref_anti(pref_aff(std::move(p), 8, s1_in("region")), 5, s2_in("az")); }
+const std::vector<kube::Node> three = {node("node1", china), node("node2", india), node("node3", az1)};
+const kube::PodAffinityTerm ns_term =
+    with_ns_selector(s1_in("region"), expr("team", "In", {"team1"}), {"subteam2.team2"});
+
+}  // namespace preferred
+}  // namespace
+
+// upstream TestPreferredAffinity, its cases of affinity and its symmetry.
+TEST_CASE("TestPreferredAffinity cases: affinity") {
+  using namespace preferred;
 
   SUBCASE("all nodes are same priority as Affinity is nil") {
     CHECK(scores(pod("", s1), World(three, {})) == Scores{});
@@ -329,7 +339,6 @@ TEST_CASE("TestPreferredAffinity cases") {
     const World w(three, {stay_with_s1(pod("", s1, "node1")), stay_with_s2(pod("", s2, "node2"))});
     CHECK(scores(pod("", s2), w) == Scores{0, 100, 0});
   }
-  const auto ns_term = with_ns_selector(s1_in("region"), expr("team", "In", {"team1"}), {"subteam2.team2"});
   SUBCASE("Affinity symmetry with namespace selector / AntiAffinity symmetry with namespace selector") {
     const World w(three, {pref_aff(pod("", s1, "node1"), 5, ns_term), stay_with_s2(pod("", s2, "node2"))});
     CHECK(scores(pod("subteam1.team1", s1), w) == Scores{100, 0, 0});
@@ -345,6 +354,13 @@ TEST_CASE("TestPreferredAffinity cases") {
     const World w(three, {hard(pod("", s1, "node1")), hard(pod("", s2, "node2"))});
     CHECK(scores(pod("", s1), w) == Scores{100, 100, 0});
   }
+}
+
+// upstream TestPreferredAffinity, its cases of anti-affinity, of both, and
+// of namespace selectors.
+TEST_CASE("TestPreferredAffinity cases: anti-affinity and both") {
+  using namespace preferred;
+
   SUBCASE("Anti Affinity: one node has more matching pods comparing to other node") {
     const World w({node("node1", az1), node("node2", india)},
                   {pod("", s1, "node1"), pod("", s1, "node1"), pod("", s2, "node2")});

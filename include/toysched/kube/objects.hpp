@@ -276,6 +276,10 @@ struct Pod {
   bool restarts_all_containers = false;
 };
 
+// A pod as the informer's store keys it and the logs name it: "ns/name"
+// (klog's KObj). Found by argument-dependent lookup: key(pod).
+inline std::string key(const Pod& p) { return p.ns + "/" + p.name; }
+
 // Kinds read only for what the pod plugins need: namespace labels (pod
 // affinity's namespaceSelector) and the selectors of a pod's Services and
 // controller (PodTopologySpread's default constraints).

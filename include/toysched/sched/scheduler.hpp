@@ -38,6 +38,7 @@
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/reflector.hpp"
 #include "toysched/sched/algorithm.hpp"
+#include "toysched/sched/bind_parallelism.hpp"
 #include "toysched/sched/cache.hpp"
 #include "toysched/sched/cluster_objects.hpp"
 #include "toysched/sched/events.hpp"
@@ -65,7 +66,7 @@ struct SchedulerOptions {
   // Several profiles share one cache, one queue and the binds, as
   // upstream's (--config).
   std::vector<NamedProfile> profiles;
-  int bind_parallelism = 16;
+  int bind_parallelism = kDefaultBindParallelism;  // binds in flight at once
   int percentage_of_nodes_to_score = 0;
   std::chrono::milliseconds pod_initial_backoff{1000};
   std::chrono::milliseconds pod_max_backoff{10'000};
