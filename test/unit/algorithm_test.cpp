@@ -154,16 +154,17 @@ TEST_CASE("least allocated node wins, with per-plugin scores exposed") {
   const auto d = run(make_pod().cpu("1").memory("8Gi"), nodes, 1, &scores);
   CHECK(d.node == "idle");
   REQUIRE(scores.size() == 2);
-  // busy: cpu (4000−3000)×100/4000 = 25, mem (32−24)/32 → 25; balanced f = .75/.75 → 100
-  // idle: cpu 75, mem 75; balanced 100. No taints: TaintToleration 100 × 3.
+  // busy: cpu (4000−3000)×100/4000 = 25, mem (32−24)/32 → 25; balanced
+  //   .5/.5 before, .75/.75 after: 100 both, 50 + (50 + 0) / 2 = 75
+  // idle: cpu 75, mem 75; balanced 75 too. No taints: TaintToleration 100 × 3.
   CHECK(scores[0].node == &nodes[0]);
   CHECK(scores[0].of(sched::PluginId::node_resources_fit) == 25);
   CHECK(scores[1].of(sched::PluginId::node_resources_fit) == 75);
-  CHECK(scores[0].of(sched::PluginId::balanced_allocation) == 100);
+  CHECK(scores[0].of(sched::PluginId::balanced_allocation) == 75);
   CHECK(scores[0].of(sched::PluginId::taint_toleration) == 300);
   CHECK(scores[0].of(sched::PluginId::node_affinity) == 0);
-  CHECK(scores[0].total == 25 + 100 + 300);
-  CHECK(scores[1].total == 75 + 100 + 300);
+  CHECK(scores[0].total == 25 + 75 + 300);
+  CHECK(scores[1].total == 75 + 75 + 300);
 }
 
 TEST_CASE("preferred node affinity changes the chosen node") {
