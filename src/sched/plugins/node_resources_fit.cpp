@@ -178,18 +178,30 @@ FilterStatus filter_node_resources_fit(const kube::Pod& pod, const NodeInfo& ni)
   const auto& alloc = ni.node.allocatable;
   const auto& used = ni.requested;
   const auto& want = pod.requests;
+  // A request larger than the node's whole allocatable cannot fit there
+  // whatever is evicted: upstream then answers UnschedulableAndUnresolvable,
+  // and preemption leaves the node out. "Too many pods" is never so.
+  bool unresolvable = false;
+  auto short_of = [&](std::int64_t q, std::int64_t allocatable, std::int64_t requested) {
+    if (q <= allocatable - requested) return false;
+    unresolvable = unresolvable || q > allocatable;
+    return true;
+  };
   if (ni.pod_count + 1 > alloc.pods) s.add(Reason::too_many_pods);
   if (!want.empty()) {
-    if (want.milli_cpu > 0 && want.milli_cpu > alloc.milli_cpu - used.milli_cpu) s.add(Reason::insufficient_cpu);
-    if (want.memory > 0 && want.memory > alloc.memory - used.memory) s.add(Reason::insufficient_memory);
-    if (want.ephemeral_storage > 0 && want.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage) {
+    if (want.milli_cpu > 0 && short_of(want.milli_cpu, alloc.milli_cpu, used.milli_cpu)) {
+      s.add(Reason::insufficient_cpu);
+    }
+    if (want.memory > 0 && short_of(want.memory, alloc.memory, used.memory)) s.add(Reason::insufficient_memory);
+    if (want.ephemeral_storage > 0 &&
+        short_of(want.ephemeral_storage, alloc.ephemeral_storage, used.ephemeral_storage)) {
       s.add(Reason::insufficient_ephemeral_storage);
     }
     for (std::size_t i = 0; i < want.extended.size(); ++i) {
       const auto& [name, q] = want.extended[i];
       if (q == 0) continue;
       // A resource the node does not advertise at all is allocatable 0.
-      if (q <= alloc.extended_value(name) - used.extended_value(name)) continue;
+      if (!short_of(q, alloc.extended_value(name), used.extended_value(name))) continue;
       s.add(Reason::insufficient_extended);
       if (i < 64) {
         s.extended |= std::uint64_t{1} << i;
@@ -199,7 +211,7 @@ FilterStatus filter_node_resources_fit(const kube::Pod& pod, const NodeInfo& ni)
     }
   }
   if (s.reasons != 0) {
-    s.code = Code::unschedulable;
+    s.code = unresolvable ? Code::unresolvable : Code::unschedulable;
     s.plugin = PluginId::node_resources_fit;
   }
   return s;
