@@ -164,7 +164,8 @@ struct StatusResources {
 // calls it):
 //   max( Σ app containers + Σ sidecars,
 //        for each plain init container: its request + sidecars started before it )
-//   then pod-level spec.resources replaces cpu/memory, then + spec.overhead;
+//   then pod-level spec.resources replaces cpu, memory and hugepages-* where
+//   it sets them, then + spec.overhead;
 // where a container (app or sidecar) or the pod has status resources, its
 // request is max(spec, actuated, allocated): a resize counts from the
 // moment it is asked for, and a resize down only once the kubelet has
@@ -200,6 +201,23 @@ Resources container_requests(const Container& c, const PodParts& s) {
   return c.requests;
 }
 
+bool is_hugepages(std::string_view name) { return name.starts_with("hugepages-"); }
+
+// Pod-level requests (KEP-2837): cpu, memory and hugepages-* can be set
+// there, and each one set replaces the containers' total for it.
+void apply_pod_level(const PodParts& s, Resources& total) {
+  Resources pod_level = effective_requests(s.pod_req, s.pod_lim);
+  if (s.pod_status) pod_level = with_status(pod_level, *s.pod_status, s.resize_infeasible);
+  const unsigned named = s.pod_req.present | s.pod_lim.present;
+  if (named & ResourceList::cpu) total.milli_cpu = pod_level.milli_cpu;
+  if (named & ResourceList::memory) total.memory = pod_level.memory;
+  for (const auto* list : {&s.pod_req.r.extended, &s.pod_lim.r.extended}) {
+    for (const auto& e : *list) {
+      if (is_hugepages(e.first)) extended_slot(total.extended, e.first) = pod_level.extended_value(e.first);
+    }
+  }
+}
+
 Resources pod_requests(const PodParts& s) {
   Resources total;
   for (const auto& c : s.apps) add_into(total, container_requests(c, s));
@@ -218,11 +236,7 @@ Resources pod_requests(const PodParts& s) {
     }
   }
   max_into(total, init_peak);
-  // Pod-level resources (KEP-2837): only cpu and memory are supported there.
-  Resources pod_level = effective_requests(s.pod_req, s.pod_lim);
-  if (s.pod_status) pod_level = with_status(pod_level, *s.pod_status, s.resize_infeasible);
-  if ((s.pod_req.present | s.pod_lim.present) & ResourceList::cpu) total.milli_cpu = pod_level.milli_cpu;
-  if ((s.pod_req.present | s.pod_lim.present) & ResourceList::memory) total.memory = pod_level.memory;
+  apply_pod_level(s, total);
   add_into(total, s.overhead.r);
   total.pods = 0;  // the scheduler counts pods on its own
   return total;
