@@ -218,7 +218,8 @@ FilterStatus filter_node_resources_fit(const kube::Pod& pod, const NodeInfo& ni)
 }
 
 std::int64_t score_least_allocated(const kube::Pod& pod, const NodeInfo& ni) noexcept {
-  return least_allocated(nonzero_milli_cpu(pod.requests), nonzero_memory(pod.requests), ni);
+  const kube::NonZeroRequests nz = nonzero_incoming_requests(pod);
+  return least_allocated(nz.milli_cpu, nz.memory, ni);
 }
 
 NodeResourcesFit::NodeResourcesFit(FitArgs args) : args_(std::move(args)) {
@@ -337,9 +338,8 @@ void NodeResourcesFit::score(const kube::Pod& pod, std::span<const NodeInfo* con
     score_general(pod, feasible, out);
     return;
   }
-  const std::int64_t cpu = nonzero_milli_cpu(pod.requests);
-  const std::int64_t mem = nonzero_memory(pod.requests);
-  for (std::size_t i = 0; i < feasible.size(); ++i) out[i] = least_allocated(cpu, mem, *feasible[i]);
+  const kube::NonZeroRequests nz = nonzero_incoming_requests(pod);
+  for (std::size_t i = 0; i < feasible.size(); ++i) out[i] = least_allocated(nz.milli_cpu, nz.memory, *feasible[i]);
 }
 
 // Out of line so that the default path above keeps the small frame it had
@@ -347,13 +347,14 @@ void NodeResourcesFit::score(const kube::Pod& pod, std::span<const NodeInfo* con
 void NodeResourcesFit::score_general(const kube::Pod& pod, std::span<const NodeInfo* const> feasible,
                                      std::span<std::int64_t> out) {
   // The pod's side once per call (a few lookups), not once per node.
+  const kube::NonZeroRequests nz = nonzero_incoming_requests(pod);
   for (std::size_t i = 0; i < resources_.size(); ++i) {
     switch (resources_[i].kind) {
       case Kind::cpu:
-        pod_request_[i] = nonzero_milli_cpu(pod.requests);
+        pod_request_[i] = nz.milli_cpu;
         break;
       case Kind::memory:
-        pod_request_[i] = nonzero_memory(pod.requests);
+        pod_request_[i] = nz.memory;
         break;
       case Kind::ephemeral_storage:
         pod_request_[i] = pod.requests.ephemeral_storage;
