@@ -234,6 +234,43 @@ TEST_CASE("TestRequiredAffinitySingleNode cases") {
   }
 }
 
+// Issue 47 item 9. Upstream matches the INCOMING pod's terms with no
+// namespace labels at all (AffinityTerm.Matches(pod, nil); the selector is
+// kept beside the namespaces it picked, as mergeAffinityTermNamespacesIfNotEmpty
+// edits a copy): a namespaceSelector that an empty label set satisfies
+// selects every namespace. A PLACED pod's terms see the incoming pod's
+// real namespace labels.
+TEST_CASE("InterPodAffinity: the incoming pod's NotIn / DoesNotExist namespaceSelector matches every namespace") {
+  const Labels security_scan = {{"service", "securityscan"}};
+  const std::vector<kube::Node> nodes = {node("node1", {{"region", "r1"}, {"zone", "z11"}})};
+  const auto in_scan = term("service", "In", {"securityscan", "value2"}, "zone");
+  // subteam2.team1 has team=team1: its labels do not satisfy either selector.
+  const kube::Pod placed = pod("subteam2.team1", security_scan, "node1");
+  for (const auto& sel : {expr("team", "NotIn", {"team1"}), expr("team", "DoesNotExist")}) {
+    const auto anti = req_anti(pod("subteam1.team1", {}), with_ns_selector(in_scan, sel));
+    CHECK(filter(anti, World(nodes, {placed})) == Strings{kAnti});
+    // So does a namespace no Namespace object exists for.
+    CHECK(filter(anti, World(nodes, {pod("nowhere", security_scan, "node1")})) == Strings{kAnti});
+    const auto aff = req_aff(pod("subteam1.team1", {}), with_ns_selector(in_scan, sel));
+    CHECK(filter(aff, World(nodes, {placed})) == Strings{""});
+  }
+  // An In selector is not satisfied by no labels: the real ones decide.
+  const auto in_team2 = req_anti(pod("subteam1.team1", {}), with_ns_selector(in_scan, expr("team", "In", {"team2"})));
+  CHECK(filter(in_team2, World(nodes, {placed})) == Strings{""});
+  // Preferred terms score the same way: the pod on node1 counts.
+  const std::vector<kube::Node> two = {node("node1", {{"zone", "z1"}}), node("node2", {{"zone", "z2"}})};
+  const auto pref =
+      pref_aff(pod("subteam1.team1", {}), 5,
+               with_ns_selector(term("service", "In", {"securityscan"}, "zone"), expr("team", "NotIn", {"team1"})));
+  CHECK(scores(pref, World(two, {placed})) == Scores{100, 0});
+  // A placed pod's NotIn term against the incoming pod: its namespace's
+  // real labels (team=team1) are read, so it does not match.
+  const kube::Pod placed_anti =
+      req_anti(pod("subteam1.team2", security_scan, "node1"),
+               with_ns_selector(term("service", "In", {"securityscan"}, "zone"), expr("team", "NotIn", {"team1"})));
+  CHECK(filter(pod("subteam2.team1", security_scan), World(nodes, {placed_anti})) == Strings{"skip"});
+}
+
 // upstream TestRequiredAffinityMultipleNodes.
 TEST_CASE("TestRequiredAffinityMultipleNodes cases") {
   const Labels foo_bar = {{"foo", "bar"}};
