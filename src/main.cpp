@@ -21,7 +21,7 @@
 #include "toysched/config/profiles.hpp"
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/config.hpp"
-#include "toysched/kube/transport.hpp"
+#include "toysched/kube/http_transport.hpp"
 #include "toysched/lease/elector.hpp"
 #include "toysched/log/log.hpp"
 #include "toysched/options.hpp"
@@ -110,7 +110,7 @@ std::string App::make_clients(const kube::ClientConfig& config) {
   topts.user_agent = std::string("toy-scheduler/") + TOYSCHED_VERSION;
   auto make = [&](const kube::TransportOptions& o, std::unique_ptr<kube::Transport>& t,
                   std::unique_ptr<kube::Api>& a) -> std::string {
-    auto created = kube::Transport::create(io.get_executor(), config, o);
+    auto created = kube::HttpTransport::create(io.get_executor(), config, o);
     if (!created) return created.error().message;
     t = std::move(*created);
     a = std::make_unique<kube::Api>(*t);
@@ -218,7 +218,7 @@ std::string make_review_client(asio::io_context& io, const std::string& flag, co
   }
   kube::TransportOptions topts;
   topts.user_agent = std::string("toy-scheduler/") + TOYSCHED_VERSION;
-  auto created = kube::Transport::create(io.get_executor(), std::move(config), topts);
+  auto created = kube::HttpTransport::create(io.get_executor(), std::move(config), topts);
   if (!created) return created.error().message;
   out = std::move(*created);
   return {};

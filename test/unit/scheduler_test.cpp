@@ -8,7 +8,7 @@
 #include "builders.hpp"
 #include "toysched/async/supervisor.hpp"
 #include "toysched/kube/api.hpp"
-#include "toysched/kube/transport.hpp"
+#include "toysched/kube/http_transport.hpp"
 #include "toysched/sched/scheduler.hpp"
 
 namespace toysched::sched {
@@ -28,7 +28,7 @@ TEST_CASE("a pod whose assume fails is not lost: it goes to the error backoff, c
   kube::ClientConfig config;
   config.server.host = "127.0.0.1";
   config.server.port = 9;  // discard: never contacted here
-  auto transport = kube::Transport::create(io.get_executor(), config, {});
+  auto transport = kube::HttpTransport::create(io.get_executor(), config, {});
   REQUIRE(transport.has_value());
   kube::Api api(**transport);
   async::Supervisor supervisor;
