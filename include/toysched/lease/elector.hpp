@@ -99,6 +99,9 @@ class Elector {
   // (--leader-elect-release-on-cancel=false). run() returns true.
   void stop();
 
+  // The lease watch's backoff and probe interval (before run(); tests).
+  void set_watch_timing(const kube::ReflectorTiming& t) { lease_watch_->set_timing(t); }
+
   const ElectorStats& stats() const noexcept { return stats_; }
   const std::string& identity() const noexcept { return state_.identity(); }
   // The lease as this replica last read or wrote it (holder, expiry).
