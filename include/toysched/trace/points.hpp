@@ -35,6 +35,7 @@
   X(lease_create, "lease.create", "POST lease in flight")                                               \
   X(lease_update, "lease.update", "PUT lease (acquire or renew) in flight")                             \
   X(lease_retry_wait, "lease.retry_wait", "waiting out the retry period")                               \
+  X(lease_release_wait, "lease.release_wait", "release waiting for an acquire or renew in flight")      \
   X(serve_accept, "serve.accept", "HTTP server waiting for a connection")                               \
   X(serve_read, "serve.read", "HTTP connection waiting for a request")                                  \
   X(serve_write, "serve.write", "HTTP connection writing a response")                                   \
