@@ -21,6 +21,7 @@
   X(bind_status_patch, "bind.status_patch", "waiting for the pod's status patch, sent, to be answered") \
   X(bind_post, "bind.post", "POST pods/binding in flight")                                              \
   X(bind_check, "bind.check", "GET the pod: was a replayed bind's 409 our own bind?")                   \
+  X(bind_keep_warm, "bind.keep_warm", "bind connections open; looked after every 15 s")                 \
   X(preempt_patch, "preempt.patch", "PATCH a victim's status: DisruptionTarget")                        \
   X(preempt_delete, "preempt.delete", "DELETE a victim of a preemption")                                \
   X(watch_list, "watch.list", "LIST (initial or relist) in flight")                                     \
