@@ -193,17 +193,11 @@ TEST_CASE("Elector::run: after any one failure it leads, renews only what it rea
 }
 
 TEST_CASE("Elector::run: another replica taking the lease at any await point is never overwritten") {
-  const std::size_t n = run({});
-  for (std::size_t i = 1; i <= n; ++i) {
-    INFO("another replica takes the lease at await point " << i << " of " << n);
-    run({std::nullopt, i});
-  }
+  testing::at_every_await_point("another replica takes the lease", [](std::size_t i) {
+    return run({std::nullopt, i});
+  });
 }
 
 TEST_CASE("Elector::run: SIGTERM at any await point hands the lease back over the version it holds") {
-  const std::size_t n = run({});
-  for (std::size_t i = 1; i <= n; ++i) {
-    INFO("SIGTERM at await point " << i << " of " << n);
-    run({std::nullopt, 0, i});
-  }
+  testing::at_every_await_point("SIGTERM", [](std::size_t i) { return run({std::nullopt, 0, i}); });
 }

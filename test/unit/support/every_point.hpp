@@ -43,4 +43,15 @@ inline std::size_t every_await_point(const std::vector<FaultSpec>& faults,
   return n;
 }
 
+// The same for an event of the test's own (a gate closing, another replica
+// taking the lease, SIGTERM) at each point in turn: `scenario(0)` is the
+// clean run; `scenario(i)` makes the event happen at point i.
+inline void at_every_await_point(const std::string& event, const std::function<std::size_t(std::size_t)>& scenario) {
+  const std::size_t n = scenario(0);
+  for (std::size_t i = 1; i <= n; ++i) {
+    INFO(event << " at await point " << i << " of " << n);
+    scenario(i);
+  }
+}
+
 }  // namespace toysched::testing

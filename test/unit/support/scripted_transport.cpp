@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstdio>
+#include <utility>
 
 #include "toysched/json/writer.hpp"
 #include "toysched/kube/watch_framer.hpp"
@@ -165,6 +166,11 @@ void ScriptedTransport::on_watch(std::string path, WatchHandler h) {
 }
 
 void ScriptedTransport::fail_at(std::size_t n, FaultSpec f) { faults_[n] = f; }
+
+void ScriptedTransport::let_go() {
+  hold_ = nullptr;
+  for (auto* t : std::exchange(held_, {})) t->cancel();
+}
 void ScriptedTransport::at(std::size_t n, std::function<void()> f) { hooks_[n] = std::move(f); }
 
 std::optional<FaultSpec> ScriptedTransport::arrive(std::string what) {
@@ -229,6 +235,16 @@ asio::awaitable<kube::expected<kube::HttpResponse>> ScriptedTransport::request(k
   const bool replayed = fault && fault->kind == Fault::replay;
   if (replayed) reply = serve(req, point);  // the first send's answer was lost; the replay's arrives
   const std::size_t entry = sent_.size() - 1;
+  if (hold_ && hold_(req)) {
+    asio::steady_timer held(ex_, asio::steady_timer::time_point::max());
+    held_.push_back(&held);
+    struct leave {  // however the wait ends, no pointer into this frame stays behind
+      std::vector<asio::steady_timer*>& held;
+      asio::steady_timer* me;
+      ~leave() { std::erase(held, me); }
+    } guard{held_, &held};
+    co_await held.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
   co_await turn();  // in flight
   sent_[entry].done_seq = ++seq_;
   if (replayed) sent_[entry - 1].done_seq = sent_[entry].done_seq;

@@ -27,6 +27,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http/verb.hpp>
 
 #include <cstddef>
@@ -90,6 +91,10 @@ class ScriptedTransport final : public kube::Transport {
   void at(std::size_t n, std::function<void()> f);
   // Called each time a watch read parks (nothing more to send).
   void on_park(std::function<void()> f) { on_park_ = std::move(f); }
+  // A slow server: requests `which` matches stay in flight (sent, not
+  // answered) until let_go(), which also ends the holding.
+  void hold(std::function<bool(const kube::HttpRequest&)> which) { hold_ = std::move(which); }
+  void let_go();
 
   std::size_t points() const noexcept { return points_; }
   // What each await point was, in order ("POST /api/...", "WATCH /api/...",
@@ -154,6 +159,8 @@ class ScriptedTransport final : public kube::Transport {
   std::map<std::size_t, FaultSpec> faults_;
   std::map<std::size_t, std::function<void()>> hooks_;
   std::function<void()> on_park_;
+  std::function<bool(const kube::HttpRequest&)> hold_;
+  std::vector<boost::asio::steady_timer*> held_;  // each in its request's frame
   std::size_t points_ = 0;
   std::vector<std::string> point_log_;
   bool fired_ = false;
