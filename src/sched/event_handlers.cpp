@@ -187,7 +187,6 @@ void Scheduler::move_unschedulable(const char* event) {
 Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opts, async::Supervisor& supervisor)
     : api_(api),
       opts_(std::move(opts)),
-      supervisor_(supervisor),
       queue_(Queue::Options{opts_.pod_initial_backoff, opts_.pod_max_backoff, opts_.pod_max_in_unschedulable}),
       events_(events_api, opts_.scheduler_name, opts_.instance.empty() ? opts_.scheduler_name : opts_.instance,
               supervisor, order_),

@@ -173,7 +173,6 @@ class Scheduler {
 
   kube::Api& api_;
   SchedulerOptions opts_;
-  async::Supervisor& supervisor_;
   Cache cache_;
   Queue queue_;
   OrderingGate order_;  // a bind waits for its pod's status patch in flight
