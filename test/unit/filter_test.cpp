@@ -106,19 +106,16 @@ TEST_CASE("NodeResourcesFit: pods, cpu, memory, ephemeral storage, extended") {
 // Upstream's pods are built from containers; here each is its effective
 // request (containers summed, init containers maxed, overhead added:
 // decode_pod.cpp's business, tested in decode_test.cpp).
-TEST_CASE("NodeResourcesFit: fit_test.go TestEnoughRequests") {
-  const auto node = [](const kube::Pod& existing) {
-    NodeInfo ni = test::enough_requests_node();
-    ni.add_pod(existing);
-    return ni;
-  };
-  struct Case {
-    const char* name;
-    kube::Pod pod, existing;
-    Code code;
-    Strings reasons;
-  };
-  const Case cases[] = {
+namespace {
+struct EnoughRequestsCase {
+  const char* name;
+  kube::Pod pod, existing;
+  Code code;
+  Strings reasons;
+};
+
+std::vector<EnoughRequestsCase> enough_requests_cases() {
+  return {
       {"no resources requested always fits", make_pod(), make_pod().cpu("10m").memory("20"), Code::success, {}},
       {"too many resources fails",
        make_pod().cpu("1m").memory("1"),
@@ -192,9 +189,14 @@ TEST_CASE("NodeResourcesFit: fit_test.go TestEnoughRequests") {
        Code::unschedulable,
        {"Insufficient cpu"}},
   };
-  for (const Case& c : cases) {
+}
+}  // namespace
+
+TEST_CASE("NodeResourcesFit: fit_test.go TestEnoughRequests") {
+  for (const EnoughRequestsCase& c : enough_requests_cases()) {
     CAPTURE(c.name);
-    const NodeInfo ni = node(c.existing);
+    NodeInfo ni = test::enough_requests_node();
+    ni.add_pod(c.existing);
     const auto s = sched::filter_node_resources_fit(c.pod, ni);
     CHECK(s.code == c.code);
     CHECK(reasons(c.pod, s) == c.reasons);
