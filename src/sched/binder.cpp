@@ -15,7 +15,6 @@ namespace asio = boost::asio;
 using clock = std::chrono::steady_clock;
 
 namespace {
-std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
 double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
 }  // namespace
 
