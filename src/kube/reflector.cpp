@@ -6,6 +6,7 @@
 
 #include "toysched/kube/watch_framer.hpp"
 #include "toysched/log/log.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 namespace toysched::kube {
 
@@ -254,15 +255,11 @@ template <class T>
 asio::awaitable<WatchEnd> Reflector<T>::watch() {
   ++stats_.watches;
   WatchFramer framer;
-  struct closer {
-    std::unique_ptr<Stream>& s;
-    bool& watching;
-    ~closer() {
-      if (s) s->close();
-      s.reset();
-      watching = false;
-    }
-  } close_at_end{stream_, watching_};
+  util::scope_exit closer([this] {
+    if (stream_) stream_->close();
+    stream_.reset();
+    watching_ = false;
+  });
   if (auto refused = co_await open_watch(framer)) co_return *refused;
   watching_ = true;
   co_return co_await read_events(framer);
@@ -299,10 +296,7 @@ template <class T>
 asio::awaitable<void> Reflector<T>::run() {
   trace::TaskScope task{"watch/", resource()};
   task_ = &task;
-  struct clear_task {
-    trace::TaskScope*& t;
-    ~clear_task() { t = nullptr; }
-  } clear{task_};
+  util::scope_exit clear_task([this] { task_ = nullptr; });
   bool need_list = true;
   while (!wakeup_.stopped()) {
     if (need_list) {

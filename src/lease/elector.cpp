@@ -12,6 +12,7 @@
 
 #include "toysched/kube/decode.hpp"
 #include "toysched/log/log.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 namespace toysched::lease {
 
@@ -250,20 +251,14 @@ asio::awaitable<bool> Elector::renew_until_lost() {
 asio::awaitable<bool> Elector::run(std::function<void()> on_leading) {
   trace::TaskScope task("lease/renew");
   task_ = &task;
-  struct clear_task {
-    trace::TaskScope*& t;
-    ~clear_task() { t = nullptr; }
-  } clear{task_};
+  util::scope_exit clear_task([this] { task_ = nullptr; });
   const std::string lease = opts_.resource_namespace + "/" + opts_.resource_name;
   TS_LOG(0, "attempting to acquire leader lease...", {"lease", lease}, {"identity", state_.identity()});
   // The watch starts before the first attempt, so a holder that lets go
   // while we wait is seen at once.
   asio::co_spawn(co_await asio::this_coro::executor, lease_watch_->run(),
                  supervisor_.handler("watch/leases", async::Criticality::expendable));
-  struct stop_watch {
-    kube::Reflector<kube::Lease>& w;
-    ~stop_watch() { w.stop(); }
-  } stop_at_end{*lease_watch_};
+  util::scope_exit stop_watch([&watch = *lease_watch_] { watch.stop(); });
   if (!co_await acquire()) co_return true;
   // Stopped (or released) while the acquiring write was on its way: we do
   // not lead; release() hands back what that write took.
@@ -284,14 +279,11 @@ void Elector::stop() {
 // An attempt marked in flight from its GET to its PUT's answer, for
 // release() to wait on (attempt_settled).
 asio::awaitable<bool> Elector::attempt(kube::RequestLimits limits) {
-  struct in_flight {
-    Elector& e;
-    explicit in_flight(Elector& el) : e(el) { e.attempting_ = true; }
-    ~in_flight() {
-      e.attempting_ = false;
-      if (e.release_waiting_) e.release_waiting_->cancel();
-    }
-  } mark{*this};
+  attempting_ = true;
+  util::scope_exit in_flight([this] {
+    attempting_ = false;
+    if (release_waiting_) release_waiting_->cancel();
+  });
   co_return co_await try_acquire_or_renew(std::move(limits));
 }
 
@@ -303,10 +295,7 @@ asio::awaitable<void> Elector::attempt_settled(trace::TaskScope& task) {
   while (attempting_) {
     asio::steady_timer timer(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
     release_waiting_ = &timer;
-    struct leave {
-      asio::steady_timer*& waiting;
-      ~leave() { waiting = nullptr; }
-    } clear{release_waiting_};
+    util::scope_exit leave([this] { release_waiting_ = nullptr; });
     co_await trace::traced(task, trace::points::lease_release_wait,
                            timer.async_wait(asio::as_tuple(asio::use_awaitable)));
   }

@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "toysched/log/log.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 namespace toysched::sched {
 
@@ -63,20 +64,16 @@ void Binder::stop() {
 // a bind that did not succeed leaves no assumption behind.
 asio::awaitable<void> Binder::bind(BindRequest req) {
   trace::TaskScope task{"bind/", req.pod.ns, "/", req.pod.name};
-  struct release {
-    Binder& b;
-    const BindRequest& req;
-    bool settled = false;
-    ~release() {
-      --b.ctx_.stats.binds_in_flight;
-      if (!settled) {  // an exception: undo the assumption, try again later
-        b.ctx_.cache.forget(req.pod.uid);
-        b.ctx_.queue.backoff(req.pod.uid, clock::now());
-        b.ctx_.move_unschedulable("AssignedPodDelete");
-      }
-      b.ctx_.wake();
+  bool settled = false;  // set once the answer is handled; declared first, so it outlives the guard
+  util::scope_exit release([&] {
+    --ctx_.stats.binds_in_flight;
+    if (!settled) {  // an exception or a stop: undo the assumption, try again later
+      ctx_.cache.forget(req.pod.uid);
+      ctx_.queue.backoff(req.pod.uid, clock::now());
+      ctx_.move_unschedulable("AssignedPodDelete");
     }
-  } guard{*this, req};
+    ctx_.wake();
+  });
   TS_LOG(3, "Attempting to bind pod to node", {"pod", key(req.pod)}, {"node", req.node});
   // A PodScheduled=False patch of this pod already on its way (an earlier
   // attempt failed) must land first: after the bind, it would mark the
@@ -102,11 +99,11 @@ asio::awaitable<void> Binder::bind(BindRequest req) {
   req.times.fresh_connection = sent.fresh_connection;
   req.times.answered = clock::now();
   if (!r && !co_await replayed_bind_was_ours(task, req, r.error())) {
-    guard.settled = true;
+    settled = true;
     handle_bind_failure(req, r.error());
     co_return;
   }
-  guard.settled = true;
+  settled = true;
   finish_binding(req);
 }
 

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "toysched/util/scope_exit.hpp"
+
 namespace toysched::sched {
 
 namespace asio = boost::asio;
@@ -27,19 +29,14 @@ asio::awaitable<void> OrderingGate::settled(std::string pod_uid, trace::TaskScop
   while (sent_.contains(pod_uid)) {
     asio::steady_timer timer(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
     waiters_[pod_uid].push_back(&timer);
-    struct leave {
-      OrderingGate& g;
-      const std::string& uid;
-      asio::steady_timer* timer;
-      // However the wait ends (answered, or the frame destroyed at
-      // shutdown), no pointer into this frame may stay behind.
-      ~leave() {
-        auto it = g.waiters_.find(uid);
-        if (it == g.waiters_.end()) return;
-        std::erase(it->second, timer);
-        if (it->second.empty()) g.waiters_.erase(it);
-      }
-    } guard{*this, pod_uid, &timer};
+    // However the wait ends (answered, or the frame destroyed at
+    // shutdown), no pointer into this frame may stay behind.
+    util::scope_exit leave([this, &pod_uid, &timer] {
+      auto it = waiters_.find(pod_uid);
+      if (it == waiters_.end()) return;
+      std::erase(it->second, &timer);
+      if (it->second.empty()) waiters_.erase(it);
+    });
     co_await trace::traced(task, point, timer.async_wait(asio::as_tuple(asio::use_awaitable)));
   }
 }

@@ -21,6 +21,7 @@
 
 #include "toysched/log/log.hpp"
 #include "toysched/trace/tasks.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 namespace toysched::sched {
 
@@ -45,19 +46,15 @@ void Binder::spawn_preempt(PreemptRequest req) {
 // again afterwards, and after a failure is tried again.
 asio::awaitable<void> Binder::preempt(PreemptRequest req) {
   trace::TaskScope task{"preempt/", req.preemptor.ns, "/", req.preemptor.name};
-  struct settle {
-    Binder& b;
-    std::string uid;
-    bool ok = false;
-    ~settle() {
-      b.preempting_.erase(uid);
-      if (!ok) {
-        ++b.ctx_.stats.preemption_errors;
-        b.ctx_.move_unschedulable("PreemptionFailed");
-      }
-      b.ctx_.wake();
+  bool ok = false;  // declared before the guard, so it outlives it
+  util::scope_exit settle([this, &ok, uid = req.preemptor.uid] {
+    preempting_.erase(uid);
+    if (!ok) {
+      ++ctx_.stats.preemption_errors;
+      ctx_.move_unschedulable("PreemptionFailed");
     }
-  } guard{*this, req.preemptor.uid};
+    ctx_.wake();
+  });
   TS_LOG(2, "Start the preemption asynchronously", {"preemptor", key(req.preemptor)}, {"node", req.node},
          {"numVictims", static_cast<std::int64_t>(req.victims.size())});
   for (const kube::Pod& victim : req.victims) {
@@ -68,7 +65,7 @@ asio::awaitable<void> Binder::preempt(PreemptRequest req) {
     }
     if (!co_await evict(task, req, victim)) co_return;
   }
-  guard.ok = true;
+  ok = true;
   TS_LOG(2, "Async Preemption finished completely", {"preemptor", key(req.preemptor)}, {"node", req.node});
 }
 

@@ -160,7 +160,7 @@ void Scheduler::schedule_one(Queue::Item item) {
     // run evicts nothing; a refused pod was not looked at).
     if (decided && !opts_.dry_run && d.status != Decision::Status::error)
       nominate = post_filter(pod, *prof, cluster, d);
-    handle_scheduling_failure(pod, d, cycle_seconds, nominate);
+    handle_scheduling_failure(pod, d, cycle_seconds, nominate, cluster.nodes.empty());
     return;
   }
   if (opts_.dry_run) {
@@ -214,16 +214,29 @@ void Scheduler::dry_run(const Queue::Item& item, const Decision& d, double cycle
          {"evaluatedNodes", d.evaluated_nodes}, {"feasibleNodes", d.feasible_nodes});
 }
 
+// Upstream's queue counts an attempt as unschedulable only when plugins
+// rejected the pod (a FitError names them); an error, and a cluster with no
+// nodes (ErrNoNodesAvailable: no plugin ran), count as consecutive errors, so
+// the pod comes back after the error backoff rather than waiting for an
+// event. The metric still calls an empty cluster unschedulable, as upstream's.
 void Scheduler::handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds,
-                                          const std::optional<std::string>& nominate) {
+                                          const std::optional<std::string>& nominate, bool no_nodes) {
   bool error = d.status == Decision::Status::error;
   if (error)
     ++stats_.attempts_error;
   else
     ++stats_.attempts_unschedulable;
   if (observer_.attempt) observer_.attempt(error ? "error" : "unschedulable", pod.scheduler_name, cycle_seconds);
-  TS_LOG(2, "Unable to schedule pod; no fit; waiting", {"pod", key(pod)}, {"err", d.message});
-  queue_.unschedulable(pod.uid, clock::now());
+  if (no_nodes)
+    TS_LOG(2, "Unable to schedule pod; no nodes are registered to the cluster; waiting", {"pod", key(pod)});
+  else if (error)
+    TS_ERROR("Error scheduling pod; retrying", {"pod", key(pod)}, {"err", d.message});
+  else
+    TS_LOG(2, "Unable to schedule pod; no fit; waiting", {"pod", key(pod)}, {"err", d.message});
+  if (error || no_nodes)
+    queue_.backoff(pod.uid, clock::now());
+  else
+    queue_.unschedulable(pod.uid, clock::now());
   if (!opts_.dry_run) events_.failed_scheduling(pod, d.message, false, nominate);  // a dry run writes nothing
   if (outcome_) outcome_(Outcome{Outcome::Kind::failed, pod, {}, d.message});
 }

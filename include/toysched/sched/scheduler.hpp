@@ -162,8 +162,9 @@ class Scheduler {
   void log_synced() const;
   void log_scores(const kube::Pod& pod, const DecisionTrace& t) const;
   void dry_run(const Queue::Item& item, const Decision& d, double cycle_seconds);
+  // `no_nodes`: the decision saw an empty cluster.
   void handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds,
-                                 const std::optional<std::string>& nominate = std::nullopt);
+                                 const std::optional<std::string>& nominate, bool no_nodes);
   // Preemption for a pod `prof` found no node for: appends its message to
   // d.message; what to set status.nominatedNodeName to (nullopt: leave
   // it); has the binder carry it out when victims are chosen.

@@ -10,6 +10,7 @@
 
 #include "toysched/json/writer.hpp"
 #include "toysched/kube/watch_framer.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 namespace toysched::testing {
 
@@ -238,11 +239,8 @@ asio::awaitable<kube::expected<kube::HttpResponse>> ScriptedTransport::request(k
   if (hold_ && hold_(req)) {
     asio::steady_timer held(ex_, asio::steady_timer::time_point::max());
     held_.push_back(&held);
-    struct leave {  // however the wait ends, no pointer into this frame stays behind
-      std::vector<asio::steady_timer*>& held;
-      asio::steady_timer* me;
-      ~leave() { std::erase(held, me); }
-    } guard{held_, &held};
+    // However the wait ends, no pointer into this frame stays behind.
+    util::scope_exit leave([this, &held] { std::erase(held_, &held); });
     co_await held.async_wait(asio::as_tuple(asio::use_awaitable));
   }
   co_await turn();  // in flight
