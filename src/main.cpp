@@ -22,7 +22,7 @@
 #include "toysched/config/profiles.hpp"
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/config.hpp"
-#include "toysched/kube/transport.hpp"
+#include "toysched/kube/http_transport.hpp"
 #include "toysched/lease/elector.hpp"
 #include "toysched/log/log.hpp"
 #include "toysched/options.hpp"
@@ -121,7 +121,7 @@ Step<> App::make_clients(const kube::ClientConfig& config) {
   topts.user_agent = std::string("toy-scheduler/") + TOYSCHED_VERSION;
   auto make = [&](const kube::TransportOptions& o, std::unique_ptr<kube::Transport>& t,
                   std::unique_ptr<kube::Api>& a) -> Step<> {
-    auto created = kube::Transport::create(io.get_executor(), config, o);
+    auto created = kube::HttpTransport::create(io.get_executor(), config, o);
     if (!created) return failed(created.error().message);
     t = std::move(*created);
     a = std::make_unique<kube::Api>(*t);
@@ -229,7 +229,7 @@ Step<std::unique_ptr<kube::Transport>> make_review_client(asio::io_context& io, 
   }
   kube::TransportOptions topts;
   topts.user_agent = std::string("toy-scheduler/") + TOYSCHED_VERSION;
-  auto created = kube::Transport::create(io.get_executor(), std::move(config), topts);
+  auto created = kube::HttpTransport::create(io.get_executor(), std::move(config), topts);
   if (!created) return failed(created.error().message);
   return std::move(*created);
 }

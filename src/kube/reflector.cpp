@@ -14,7 +14,7 @@ using namespace std::chrono_literals;
 
 std::chrono::milliseconds Backoff::next() {
   auto base = step_;
-  step_ = std::min<std::chrono::milliseconds>(step_ * 2, 30s);
+  step_ = std::min<std::chrono::milliseconds>(step_ * 2, max_);
   std::uniform_real_distribution<double> jitter(0.0, 1.0);
   return std::chrono::milliseconds(static_cast<std::int64_t>(base.count() * (1.0 + jitter(rng_))));
 }
@@ -43,6 +43,12 @@ WatchEnd decide_error_event(const Status& status) noexcept {
 template <class T>
 Reflector<T>::Reflector(Api& api, Handler<T>& handler, ListOptions opts)
     : api_(api), handler_(handler), opts_(std::move(opts)) {}
+
+template <class T>
+void Reflector<T>::set_timing(const ReflectorTiming& t) {
+  timing_ = t;
+  backoff_ = Backoff(std::random_device{}(), t.backoff_initial, t.backoff_max);
+}
 
 template <class T>
 void Reflector<T>::stop() {
@@ -249,7 +255,7 @@ asio::awaitable<WatchEnd> Reflector<T>::watch() {
 // would not tell us it has changed its mind.
 template <class T>
 asio::awaitable<void> Reflector<T>::back_off() {
-  constexpr auto probe_interval = 500ms;
+  const auto probe_interval = timing_.probe_interval;
   const auto until = std::chrono::steady_clock::now() + backoff_.next();
   if (!unreachable_) {
     co_await wakeup_.sleep_until(*task_, trace::points::watch_backoff, until);

@@ -211,6 +211,25 @@ bool Queue::in_flight(const std::string& uid) const {
   return it != entries_.end() && (it->second.where == Where::in_flight || it->second.where == Where::done);
 }
 
+std::string_view Queue::where(const std::string& uid) const {
+  auto it = entries_.find(uid);
+  if (it == entries_.end()) return "";
+  switch (it->second.where) {
+    case Where::active:
+      return "active";
+    case Where::backoff:
+    case Where::error_backoff:
+      return "backoff";
+    case Where::unschedulable:
+      return "unschedulable";
+    case Where::in_flight:
+      return "in flight";
+    case Where::done:
+      return "done";
+  }
+  return "";
+}
+
 std::optional<Queue::clock::time_point> Queue::next_backoff_expiry() const {
   std::optional<clock::time_point> next;
   for (const auto* q : {&backoff_, &error_backoff_}) {

@@ -53,6 +53,23 @@ TEST_CASE("a pod in flight is not handed out again when the watch updates it") {
   CHECK_FALSE(q.in_flight("a"));
 }
 
+TEST_CASE("where a pod is: queued, popped without an outcome yet, done, backing off, gone") {
+  Queue q;
+  CHECK(q.where("a") == "");
+  q.add_or_update(pod("a"), t0);
+  CHECK(q.where("a") == "active");
+  REQUIRE(pop_uid(q) == "a");
+  CHECK(q.where("a") == "in flight");
+  q.done("a");
+  CHECK(q.where("a") == "done");
+  q.add_or_update(pod("b"), t0);
+  REQUIRE(pop_uid(q) == "b");
+  q.backoff("b", t0);
+  CHECK(q.where("b") == "backoff");
+  q.remove("a");
+  CHECK(q.where("a") == "");
+}
+
 // Consecutive errors (a failed bind each time): 1 s doubling to the 10 s
 // cap. t0 is a whole second, so each backoff ends exactly at a window's
 // start, and the pod leaves at the end of that window.

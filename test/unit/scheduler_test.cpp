@@ -1,14 +1,14 @@
 // One scheduling cycle (schedule_one) driven by hand, without the loop or a
-// server: the Scheduler gets a client for an address nothing listens on,
-// and nothing here sends a request.
+// server: the Scheduler's client is the scripted transport with no script,
+// and nothing here may send a request.
 #include <doctest/doctest.h>
 
 #include <boost/asio/io_context.hpp>
 
 #include "builders.hpp"
+#include "support/scripted_transport.hpp"
 #include "toysched/async/supervisor.hpp"
 #include "toysched/kube/api.hpp"
-#include "toysched/kube/transport.hpp"
 #include "toysched/sched/scheduler.hpp"
 
 namespace toysched::sched {
@@ -25,12 +25,8 @@ using test::make_pod;
 
 TEST_CASE("a pod whose assume fails is not lost: it goes to the error backoff, counted as an error") {
   boost::asio::io_context io;
-  kube::ClientConfig config;
-  config.server.host = "127.0.0.1";
-  config.server.port = 9;  // discard: never contacted here
-  auto transport = kube::Transport::create(io.get_executor(), config, {});
-  REQUIRE(transport.has_value());
-  kube::Api api(**transport);
+  testing::ScriptedTransport transport(io.get_executor());
+  kube::Api api(transport);
   async::Supervisor supervisor;
   sched::Scheduler s(api, api, sched::SchedulerOptions{}, supervisor);
 
@@ -57,4 +53,6 @@ TEST_CASE("a pod whose assume fails is not lost: it goes to the error backoff, c
   auto again = queue.pop(now + std::chrono::hours(1));
   REQUIRE(again);  // ...it is tried again
   CHECK(again->pod.uid == "u1");
+  io.run();                        // whatever the cycle spawned
+  CHECK(transport.points() == 0);  // and nothing was sent
 }

@@ -38,6 +38,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "toysched/kube/objects.hpp"
@@ -111,7 +112,10 @@ class Queue {
   // active, or backoff while it lasts.
   void flush(clock::time_point now);
 
-  bool in_flight(const std::string& uid) const;
+  bool in_flight(const std::string& uid) const;  // popped, or done (bound: out until the watch removes it)
+  // Where the pod is: "active", "backoff", "unschedulable", "in flight"
+  // (popped, no outcome yet), "done", or "" (not queued).
+  std::string_view where(const std::string& uid) const;
   std::size_t active_size() const noexcept { return active_.size(); }
   std::size_t backoff_size() const noexcept { return backoff_.size() + error_backoff_.size(); }
   std::size_t unschedulable_size() const noexcept { return unschedulable_.size(); }
