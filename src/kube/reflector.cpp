@@ -57,28 +57,6 @@ void Reflector<T>::stop() {
   if (stream_) stream_->close();
 }
 
-namespace {
-// The decoder's method for each kind, picked by the pointer's type.
-auto decode_event(Decoder& d, std::string_view line, Pod*) { return d.pod_event(line); }
-auto decode_event(Decoder& d, std::string_view line, Node*) { return d.node_event(line); }
-auto decode_event(Decoder& d, std::string_view line, Lease*) { return d.lease_event(line); }
-auto decode_event(Decoder& d, std::string_view line, Namespace*) { return d.namespace_event(line); }
-auto decode_event(Decoder& d, std::string_view line, Service*) { return d.service_event(line); }
-auto decode_event(Decoder& d, std::string_view line, ReplicationController*) {
-  return d.replication_controller_event(line);
-}
-auto decode_event(Decoder& d, std::string_view line, ReplicaSet*) { return d.replica_set_event(line); }
-auto decode_event(Decoder& d, std::string_view line, StatefulSet*) { return d.stateful_set_event(line); }
-auto decode_event(Decoder& d, std::string_view line, PersistentVolumeClaim*) {
-  return d.persistent_volume_claim_event(line);
-}
-auto decode_event(Decoder& d, std::string_view line, PersistentVolume*) { return d.persistent_volume_event(line); }
-auto decode_event(Decoder& d, std::string_view line, StorageClass*) { return d.storage_class_event(line); }
-auto decode_event(Decoder& d, std::string_view line, PodDisruptionBudget*) {
-  return d.pod_disruption_budget_event(line);
-}
-}  // namespace
-
 template <class T>
 asio::awaitable<bool> Reflector<T>::list() {
   ++stats_.lists;
@@ -108,8 +86,7 @@ std::string Reflector<T>::watch_target() {
   // A random timeout spreads the re-watches of many clients (client-go: 5–10 min).
   std::uniform_int_distribution<int> secs(300, 599);
   static thread_local std::mt19937 rng(std::random_device{}());
-  std::string target = ResourcePath<T>::path(opts_.ns) +
-                       "?watch=1&allowWatchBookmarks=true&resourceVersion=" + url_encode(rv_) +
+  std::string target = kind_path<T>(opts_.ns) + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + url_encode(rv_) +
                        "&timeoutSeconds=" + std::to_string(secs(rng));
   if (!opts_.field_selector.empty()) target += "&fieldSelector=" + url_encode(opts_.field_selector);
   if (!opts_.label_selector.empty()) target += "&labelSelector=" + url_encode(opts_.label_selector);
@@ -159,7 +136,7 @@ template <class T>
 std::optional<WatchEnd> Reflector<T>::apply_events(WatchFramer& framer, bool& turn) {
   std::string line;
   while (framer.next_line(line)) {
-    auto ev = decode_event(decoder_, line, static_cast<T*>(nullptr));
+    auto ev = decoder_.event<T>(line);
     if (!ev) {
       // The event itself is broken (not its object: that is skipped below),
       // so the stream cannot be trusted past it.
@@ -333,17 +310,8 @@ asio::awaitable<void> Reflector<T>::run() {
   }
 }
 
-template class Reflector<Pod>;
-template class Reflector<Node>;
-template class Reflector<Lease>;
-template class Reflector<Namespace>;
-template class Reflector<Service>;
-template class Reflector<ReplicationController>;
-template class Reflector<ReplicaSet>;
-template class Reflector<StatefulSet>;
-template class Reflector<PersistentVolumeClaim>;
-template class Reflector<PersistentVolume>;
-template class Reflector<StorageClass>;
-template class Reflector<PodDisruptionBudget>;
+#define TOYSCHED_REFLECTOR(Type, ...) template class Reflector<Type>;
+TOYSCHED_KINDS(TOYSCHED_REFLECTOR)
+#undef TOYSCHED_REFLECTOR
 
 }  // namespace toysched::kube

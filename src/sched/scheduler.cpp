@@ -277,27 +277,20 @@ std::optional<std::string> Scheduler::post_filter(const kube::Pod& pod, const Ac
 // What the plugins will look up, once: a namespace or kind the scheduler
 // could not list shows here as 0 (its 403 is in the log before this).
 void Scheduler::log_synced() const {
-  auto c = objects_->objects().counts();
+  std::string objects;
+  for (const auto& i : objects_->informers())
+    objects += (objects.empty() ? "" : " ") + std::string(i.resource) + "=" + std::to_string(i.objects);
   TS_LOG(2, "Caches are synced", {"nodes", cache_.node_count()}, {"boundPods", cache_.bound_count()},
-         {"namespaces", c.namespaces}, {"services", c.services}, {"replicationControllers", c.replication_controllers},
-         {"replicaSets", c.replica_sets}, {"statefulSets", c.stateful_sets}, {"persistentVolumeClaims", c.pvcs},
-         {"persistentVolumes", c.pvs}, {"storageClasses", c.storage_classes}, {"podDisruptionBudgets", c.pdbs});
+         {"objects", objects});
 }
 
 std::string Scheduler::debug_cluster_objects_json(std::optional<std::string_view> pod) const {
   const auto& informers = *objects_;
-  auto c = informers.objects().counts();
   json::Writer w;
   w.object().field("synced", informers.synced());
-  w.key("counts").object().field("namespaces", static_cast<std::uint64_t>(c.namespaces));
-  w.field("services", static_cast<std::uint64_t>(c.services));
-  w.field("replicationcontrollers", static_cast<std::uint64_t>(c.replication_controllers));
-  w.field("replicasets", static_cast<std::uint64_t>(c.replica_sets));
-  w.field("statefulsets", static_cast<std::uint64_t>(c.stateful_sets));
-  w.field("persistentvolumeclaims", static_cast<std::uint64_t>(c.pvcs));
-  w.field("persistentvolumes", static_cast<std::uint64_t>(c.pvs));
-  w.field("storageclasses", static_cast<std::uint64_t>(c.storage_classes));
-  w.field("poddisruptionbudgets", static_cast<std::uint64_t>(c.pdbs)).end();
+  w.key("counts").object();
+  for (const auto& i : informers.informers()) w.field(i.resource, static_cast<std::uint64_t>(i.objects));
+  w.end();
   if (pod) {
     w.key("pod").object().field("name", *pod);
     if (const kube::Pod* p = pods_->store().find(std::string(*pod))) {

@@ -18,7 +18,7 @@ TEST_CASE("decode: lists with resourceVersion and continue") {
     "metadata":{"resourceVersion":"5000","continue":"eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NTAwMH0","remainingItemCount":3},
     "items":[)" + pod_json(spec_of(ctr("a", R"("requests":{"cpu":"1"})")), "p1") +
                            "," + pod_json(spec_of(ctr("a", "")), "p2") + "]}";
-  const auto l = decode_pod_list(list);
+  const auto l = decode_list<Pod>(list);
   REQUIRE(l.has_value());
   CHECK(l->resource_version == "5000");
   CHECK(l->continue_token == "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NTAwMH0");
@@ -27,7 +27,7 @@ TEST_CASE("decode: lists with resourceVersion and continue") {
   CHECK(l->items[0].requests.milli_cpu == 1000);
   CHECK(l->items[1].name == "p2");
 
-  const auto nodes = decode_node_list(R"({"kind":"NodeList","metadata":{"resourceVersion":"9"},"items":[]})");
+  const auto nodes = decode_list<Node>(R"({"kind":"NodeList","metadata":{"resourceVersion":"9"},"items":[]})");
   REQUIRE(nodes.has_value());
   CHECK(nodes->items.empty());
   CHECK(nodes->resource_version == "9");
@@ -35,7 +35,7 @@ TEST_CASE("decode: lists with resourceVersion and continue") {
 
   // One bad item does not fail the page (issue 13 item 2): it is left out
   // and named; the reflector keeps what it knew of it.
-  const auto bad = decode_node_list(R"({"metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"x"}}]})");
+  const auto bad = decode_list<Node>(R"({"metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"x"}}]})");
   REQUIRE(bad.has_value());
   CHECK(bad->items.empty());
   REQUIRE(bad->undecodable.size() == 1);
@@ -64,7 +64,7 @@ TEST_CASE("decode: a list skips the items it cannot read and names them") {
                            pod_json(spec_of(ctr("a", R"("requests":{"cpu":"1"})")), "p1") + "," + bad_quantity + "," +
                            pod_json(spec_of(ctr("a", R"("requests":{"cpu":"2"})")), "p2") + "," + bad_type + "," +
                            no_uid + "," + pod_json(spec_of(ctr("a", R"("requests":{"cpu":"3"})")), "p3") + "]}";
-  const auto l = decode_pod_list(list);
+  const auto l = decode_list<Pod>(list);
   REQUIRE(l.has_value());
   CHECK(l->resource_version == "99");
   // The items after a bad one are read in full: the walk recovered.
@@ -95,7 +95,7 @@ TEST_CASE("decode: a list skips the items it cannot read and names them") {
   Decoder d;
   for (std::size_t n = 0; n < list.size(); ++n) {
     CAPTURE(n);
-    REQUIRE(d.pod_list(std::string_view(list).substr(0, n)).has_error());
+    REQUIRE(d.list<Pod>(std::string_view(list).substr(0, n)).has_error());
   }
 }
 
@@ -104,7 +104,7 @@ TEST_CASE("decode: a watch event whose object cannot be read is skipped, not fai
       bad_pod("bad", R"("containers":[{"name":"a","resources":{"limits":{"cpu":"x1"}}}],"nodeName":"")");
   for (const char* type : {"ADDED", "MODIFIED", "DELETED"}) {
     CAPTURE(type);
-    const auto e = decode_pod_event(std::string(R"({"type":")") + type + R"(","object":)" + bad + "}\n");
+    const auto e = decode_event<Pod>(std::string(R"({"type":")") + type + R"(","object":)" + bad + "}\n");
     REQUIRE(e.has_value());
     CHECK(to_string(e->type) == type);
     REQUIRE(e->undecodable.has_value());
@@ -115,49 +115,49 @@ TEST_CASE("decode: a watch event whose object cannot be read is skipped, not fai
     CHECK(e->object.name.empty());
   }
   SUBCASE("object before type") {
-    const auto e = decode_pod_event(R"({"object":)" + bad + R"(,"type":"MODIFIED"})");
+    const auto e = decode_event<Pod>(R"({"object":)" + bad + R"(,"type":"MODIFIED"})");
     REQUIRE(e.has_value());
     REQUIRE(e->undecodable.has_value());
     CHECK(e->undecodable->name == "bad");
   }
   SUBCASE("a good event has none") {
-    const auto e = decode_pod_event(R"({"type":"ADDED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}");
+    const auto e = decode_event<Pod>(R"({"type":"ADDED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}");
     REQUIRE(e.has_value());
     CHECK_FALSE(e->undecodable.has_value());
   }
   SUBCASE("a bookmark or an ERROR that cannot be read still fails the event") {
-    CHECK(decode_pod_event(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":5}}})").has_error());
-    CHECK(decode_pod_event(R"({"type":"ERROR","object":{"kind":"Status","code":"x"}})").has_error());
+    CHECK(decode_event<Pod>(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":5}}})").has_error());
+    CHECK(decode_event<Pod>(R"({"type":"ERROR","object":{"kind":"Status","code":"x"}})").has_error());
   }
   SUBCASE("cut anywhere, it fails whole") {
     const std::string full = R"({"type":"ADDED","object":)" + bad + "}";
     Decoder d;
     for (std::size_t n = 0; n < full.size(); ++n) {
       CAPTURE(n);
-      REQUIRE(d.pod_event(std::string_view(full).substr(0, n)).has_error());
+      REQUIRE(d.event<Pod>(std::string_view(full).substr(0, n)).has_error());
     }
   }
 }
 
 TEST_CASE("decode: watch events") {
   SUBCASE("ADDED and DELETED carry the object") {
-    const auto e = decode_pod_event(R"({"type":"ADDED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}\n");
+    const auto e = decode_event<Pod>(R"({"type":"ADDED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}\n");
     REQUIRE(e.has_value());
     CHECK(e->type == EventType::added);
     CHECK(e->object.name == "web-0");
-    const auto d = decode_pod_event(R"({"type":"DELETED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}");
+    const auto d = decode_event<Pod>(R"({"type":"DELETED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}");
     REQUIRE(d.has_value());
     CHECK(d->type == EventType::deleted);
     CHECK(d->object.uid == "0b7e5b3c-1111-4c2a-9d1e-5f6a7b8c9d0e");
   }
   SUBCASE("object before type still decodes") {
-    const auto e = decode_node_event(R"({"object":{"metadata":{"name":"n1","uid":"u"}},"type":"MODIFIED"})");
+    const auto e = decode_event<Node>(R"({"object":{"metadata":{"name":"n1","uid":"u"}},"type":"MODIFIED"})");
     REQUIRE(e.has_value());
     CHECK(e->type == EventType::modified);
     CHECK(e->object.name == "n1");
   }
   SUBCASE("BOOKMARK: only the resourceVersion") {
-    const auto b = decode_pod_event(
+    const auto b = decode_event<Pod>(
         R"({"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12746"}}})");
     REQUIRE(b.has_value());
     CHECK(b->type == EventType::bookmark);
@@ -166,7 +166,7 @@ TEST_CASE("decode: watch events") {
     CHECK_FALSE(b->initial_events_end);
   }
   SUBCASE("BOOKMARK ending the initial events of a streaming list") {
-    const auto b = decode_node_event(
+    const auto b = decode_event<Node>(
         R"({"type":"BOOKMARK","object":{"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"812",)"
         R"("creationTimestamp":null,"annotations":{"k8s.io/initial-events-end":"true","other":"x"}},)"
         R"("spec":{},"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":0}},"nodeInfo":{}}}})");
@@ -176,7 +176,7 @@ TEST_CASE("decode: watch events") {
     CHECK(b->initial_events_end);
   }
   SUBCASE("ERROR with 410 Expired") {
-    const auto e = decode_pod_event(
+    const auto e = decode_event<Pod>(
         R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
         R"x("message":"too old resource version: 123 (456)","reason":"Expired","code":410}})x");
     REQUIRE(e.has_value());
@@ -187,7 +187,7 @@ TEST_CASE("decode: watch events") {
     CHECK(is_expired(e->status));
   }
   SUBCASE("lease events") {
-    const auto e = decode_lease_event(
+    const auto e = decode_event<Lease>(
         R"({"type":"MODIFIED","object":{"kind":"Lease","metadata":{"name":"kube-scheduler","namespace":"kube-system"},)"
         R"("spec":{"holderIdentity":"a_1","leaseDurationSeconds":15}}})");
     REQUIRE(e.has_value());
@@ -199,15 +199,15 @@ TEST_CASE("decode: watch events") {
     const std::string full = R"({"type":"ADDED","object":)" + pod + "}";
     for (std::size_t cut : {full.size() - 1, full.size() / 2, std::size_t{10}}) {
       CAPTURE(cut);
-      const auto t = decode_pod_event(full.substr(0, cut));
+      const auto t = decode_event<Pod>(full.substr(0, cut));
       REQUIRE(t.has_error());
       CHECK(t.error() == errc::json_malformed);
     }
-    CHECK(decode_pod_event(R"({"type":"EXPLODED","object":{}})").error() == errc::json_malformed);
-    CHECK(decode_pod_event(R"({"type":"ADDED"})").error() == errc::json_missing_field);
-    CHECK(decode_pod_event(full + full).error() == errc::json_malformed);
+    CHECK(decode_event<Pod>(R"({"type":"EXPLODED","object":{}})").error() == errc::json_malformed);
+    CHECK(decode_event<Pod>(R"({"type":"ADDED"})").error() == errc::json_missing_field);
+    CHECK(decode_event<Pod>(full + full).error() == errc::json_malformed);
     // A pod without a uid: the event is read, the pod is not.
-    const auto no_uid = decode_pod_event(R"({"type":"ADDED","object":{"metadata":{"name":"p","namespace":"d"}}})");
+    const auto no_uid = decode_event<Pod>(R"({"type":"ADDED","object":{"metadata":{"name":"p","namespace":"d"}}})");
     REQUIRE(no_uid.has_value());
     REQUIRE(no_uid->undecodable.has_value());
     CHECK(no_uid->undecodable->error == "required field missing");
@@ -221,11 +221,11 @@ TEST_CASE("decode: every truncation and random byte flips fail cleanly") {
                                             ctr("i", R"("requests":{"cpu":"2"})"),
                                             R"("tolerations":[{"operator":"Exists"}],"priority":5)")) +
                            "}";
-  REQUIRE(decode_pod_event(full).has_value());
+  REQUIRE(decode_event<Pod>(full).has_value());
   Decoder d;
   for (std::size_t n = 0; n < full.size(); ++n) {
     CAPTURE(n);
-    REQUIRE(d.pod_event(std::string_view(full).substr(0, n)).has_error());
+    REQUIRE(d.event<Pod>(std::string_view(full).substr(0, n)).has_error());
   }
   // Flipped bytes may still be valid JSON; what matters is no crash and a
   // value (perhaps with an undecodable object) or one of our error codes.
@@ -234,7 +234,7 @@ TEST_CASE("decode: every truncation and random byte flips fail cleanly") {
   for (int i = 0; i < 20000; ++i) {
     std::string s = full;
     for (int k = 0; k < 3; ++k) s[rng() % s.size()] = static_cast<char>(rng() % 256);
-    const auto e = d.pod_event(s);
+    const auto e = d.event<Pod>(s);
     if (e.has_error()) {
       ++errors;
       REQUIRE(e.error().category() == error_category());
@@ -266,7 +266,7 @@ TEST_CASE("decode: malformed, mistyped and oversized input") {
   huge += std::string(20 << 20, 'a');
   huge += R"("}}})";
   CHECK(decode_pod(huge).error() == errc::object_too_large);
-  CHECK(decode_pod_event(R"({"type":"ADDED","object":)" + huge + "}").error() == errc::object_too_large);
+  CHECK(decode_event<Pod>(R"({"type":"ADDED","object":)" + huge + "}").error() == errc::object_too_large);
   // Just under the limit is fine.
   std::string big = R"({"metadata":{"name":"a","namespace":"b","uid":"c","annotations":{"x":")";
   big += std::string(kMaxObjectBytes - 200, 'a');
@@ -286,9 +286,9 @@ TEST_CASE("decode: a valid object escaped to six times its stored size") {
   pod += R"("}]}]}}})";
   REQUIRE(pod.size() > std::size_t{7'800'000});
   Decoder d;
-  const auto e = d.pod_event(pod);
+  const auto e = d.event<Pod>(pod);
   REQUIRE(e.has_value());
   CHECK(e->object.name == "big");
   // The decoder gives the memory back for the small events that follow.
-  CHECK(d.pod_event(R"({"type":"ADDED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}").has_value());
+  CHECK(d.event<Pod>(R"({"type":"ADDED","object":)" + pod_json(spec_of(ctr("a", ""))) + "}").has_value());
 }

@@ -281,6 +281,8 @@ class Reflector {
   void stop();
 
   const Store<T>& store() const noexcept { return store_; }
+  // The kind's resource (kinds.hpp): "pods", "nodes", ...
+  const char* resource() const noexcept { return KindTraits<T>::name; }
   bool synced() const noexcept { return synced_; }
   // A watch is open (the server answered 200): changes reach the handler as
   // they happen. False while listing, backing off or re-opening.
@@ -312,7 +314,6 @@ class Reflector {
   std::string watch_target();
   // Waits out the next backoff step; see back_off() in reflector.cpp.
   boost::asio::awaitable<void> back_off();
-  const char* resource() const noexcept { return ResourcePath<T>::name; }
   // True the first time in a row `err` is seen: a failure that repeats on
   // every retry (a 403, a server that is down) is logged once at error
   // level, its repeats at -v=4. A successful list forgets it.
@@ -342,17 +343,9 @@ class Reflector {
   async::Wakeup wakeup_;              // backoff sleeps; stop() ends them
 };
 
-extern template class Reflector<Pod>;
-extern template class Reflector<Node>;
-extern template class Reflector<Lease>;
-extern template class Reflector<Namespace>;
-extern template class Reflector<Service>;
-extern template class Reflector<ReplicationController>;
-extern template class Reflector<ReplicaSet>;
-extern template class Reflector<StatefulSet>;
-extern template class Reflector<PersistentVolumeClaim>;
-extern template class Reflector<PersistentVolume>;
-extern template class Reflector<StorageClass>;
-extern template class Reflector<PodDisruptionBudget>;
+// One Reflector per kind of kinds.hpp, compiled once in reflector.cpp.
+#define TOYSCHED_EXTERN_REFLECTOR(Type, ...) extern template class Reflector<Type>;
+TOYSCHED_KINDS(TOYSCHED_EXTERN_REFLECTOR)
+#undef TOYSCHED_EXTERN_REFLECTOR
 
 }  // namespace toysched::kube
