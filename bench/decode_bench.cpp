@@ -156,7 +156,7 @@ std::string pod(Gen& g, int i) {
   return s;
 }
 
-std::string pod_list(int n) {
+std::string list<Pod>(int n) {
   Gen g;
   std::string s = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"987654"},"items":[)";
   for (int i = 0; i < n; ++i) {
@@ -394,7 +394,7 @@ Sample timed(F&& f) {
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 10000;
   const int runs = argc > 2 ? std::atoi(argv[2]) : 7;
-  const std::string json = pod_list(n);
+  const std::string json = list<Pod>(n);
   const double mb = static_cast<double>(json.size()) / 1e6;
   std::printf("PodList: %d pods, %.1f MB (%.0f bytes/pod); %d runs each, interleaved, after one warm-up\n", n, mb,
               static_cast<double>(json.size()) / n, runs);
@@ -413,7 +413,7 @@ int main(int argc, char** argv) {
   std::string padded = json;
   padded.resize(json.size() + kJsonPadding, '\0');
 
-  auto ours = decoder.pod_list(json);
+  auto ours = decoder.list<Pod>(json);
   if (!ours) {
     std::fprintf(stderr, "our decoder failed: %s\n", ours.error().message().c_str());
     return 1;
@@ -442,8 +442,8 @@ int main(int argc, char** argv) {
   std::size_t sink = 0;
   for (int r = 0; r <= runs; ++r) {
     Sample t[4];
-    t[0] = timed([&] { sink += decoder.pod_list(json)->items.size(); });
-    t[1] = timed([&] { sink += decoder.pod_list({padded.data(), json.size()}, padded.size())->items.size(); });
+    t[0] = timed([&] { sink += decoder.list<Pod>(json)->items.size(); });
+    t[1] = timed([&] { sink += decoder.list<Pod>({padded.data(), json.size()}, padded.size())->items.size(); });
     t[2] = timed([&] { sink += nlohmann_pod_list(json).items.size(); });
     t[3] = timed([&] { sink += njson::parse(json).size(); });
     if (r == 0) continue;  // warm-up: page faults, allocator growth

@@ -8,7 +8,7 @@
 // Usage: feed-bench [nodes=5000] [burst pods per round=625] [idle rounds=40]
 #include "toysched/async/supervisor.hpp"
 #include "toysched/kube/api.hpp"
-#include "toysched/kube/transport.hpp"
+#include "toysched/kube/http_transport.hpp"
 #include "toysched/sched/scheduler.hpp"
 #include "toysched/ui/feed.hpp"
 
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   kube::ClientConfig config;
   config.server.host = "127.0.0.1";
   config.server.port = 9;  // never contacted: the feed reads memory only
-  auto transport = kube::Transport::create(io.get_executor(), config, {});
+  auto transport = kube::HttpTransport::create(io.get_executor(), config, {});
   if (!transport) return 1;
   kube::Api api(**transport);
   async::Supervisor supervisor;

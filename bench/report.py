@@ -174,6 +174,24 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
     w(SECTION_BEGIN)
     w("## Scheduling: toy-scheduler, kube-scheduler and two references")
     w("")
+    render_setting(w, info, wall_s)
+    L.extend(target_lines)  # bench/targets.py's verdicts, first: what the reader came for
+    rates_seen = latency_rates(results)
+    render_method(w, args, rates_seen)
+    for key in summary:
+        render_group(w, results, summary[key], key, contenders, pods_for, rates_seen)
+    L.extend(scale_lines)  # bench/scale.py's table
+    render_runs(w, results)
+    w("")
+    w("![pods/s against node count](throughput.png)")
+    w("")
+    w("![latency p50 and p99 per contender](latency.png)")
+    w(SECTION_END)
+    return "\n".join(L) + "\n"
+
+
+def render_setting(w, info, wall_s) -> None:
+    """When, with what command, on what machine and versions, with which contenders."""
     w(f"- Date: {info['date']}; whole run {wall_s / 60:.1f} min (wall).")
     w(f"- Command: `{measured_command(info['command'])}`")
     w(f"- Machine: {info['nproc']} CPUs ({info['cpu']}), {info['memory']} RAM, Linux {info['kernel']}; "
@@ -197,7 +215,10 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
       "sets it up (protobuf, HTTP/2, an informer), a Binding to the next node in turn and a `Scheduled` event per "
       "pod, no decisions: the floor for two writes a pod. **bind ceiling (our client)**: toy-scheduler's own "
       "client posting Bindings in turn with no decisions and no events.")
-    L.extend(target_lines)  # bench/targets.py's verdicts, first: what the reader came for
+
+
+def render_method(w, args, rates_seen) -> None:
+    """How it is measured: the workload, the labs, the watcher, each column."""
     w("")
     w("### How it is measured")
     w("")
@@ -237,7 +258,6 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
     w("- **other CPU s** = the machine's busy CPU time (/proc/stat) over the same span less the contender's and "
       "the lab's: the watcher, the event watch, this script, in SchedulingBasic the pod creator, and anything "
       "else that ran. On a quiet machine it is small beside them; when it is not, the run's figures are suspect.")
-    rates_seen = latency_rates(results)
     w("- **Latency** (phases after the drain, in the first workload measured, contender still running: "
       f"{args.latency_pods:,} pods at each of "
       f"{', '.join(r + '/s' for r in rates_seen) or 'no rate'}, created at a steady rate into a namespace of "
@@ -248,16 +268,6 @@ def render(results, summary, node_counts, contenders, info, args, wall_s, pods_f
       "same run (same workload, setting and node count, minutes apart), then the median of those ratios, with "
       "the lowest and highest in brackets. The latency phases run for toy-scheduler, kube-scheduler and the two "
       "references only.")
-    for key in summary:
-        render_group(w, results, summary[key], key, contenders, pods_for, rates_seen)
-    L.extend(scale_lines)  # bench/scale.py's table
-    render_runs(w, results)
-    w("")
-    w("![pods/s against node count](throughput.png)")
-    w("")
-    w("![latency p50 and p99 per contender](latency.png)")
-    w(SECTION_END)
-    return "\n".join(L) + "\n"
 
 
 def render_group(w, results, group, group_key, contenders, pods_for, rates_seen) -> None:

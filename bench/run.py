@@ -115,6 +115,113 @@ def latency_phases(c: str, workload: str, args) -> bool:
     return c in LATENCY_CONTENDERS and workload == args.workloads.split(",")[0]
 
 
+def place_initial_pods(c: str, nodes: int, args, lab, scheduler: str, watcher, init_events, res: dict) -> None:
+    """SchedulingBasic's initial pods, bound by the contender and given their
+    Scheduled events before the window opens."""
+    init = args.init_pods or INIT_PODS.get(nodes, nodes)
+    create_pods(lab.kubeconfig, scheduler, INIT_NS, init, prefix="i-")
+    if not watcher.wait(lambda: watcher.bound_in.get(INIT_NS, 0) >= init, 120 + init / 20,
+                        f"{init} initial pods bound by {LABELS[c]}"):
+        raise RuntimeError("the initial pods were not all bound")
+    if init_events is not None:
+        bound_ns = time.time_ns()
+        if not watcher.wait(lambda: init_events.count() >= init or init_events.error is not None,
+                            60 + init / 50, f"the {init} initial pods' Scheduled events"):
+            raise RuntimeError("the initial pods' Scheduled events did not all come")
+        if init_events.error is not None:
+            raise RuntimeError(f"the initial pods' Scheduled-event watch failed: {init_events.error}")
+        res["init_events_after_binds_s"] = (time.time_ns() - bound_ns) / 1e9
+    res["init_pods"] = init
+
+
+def job_done_figures(res: dict, proc, lab, api, cpu0: float, at_start) -> None:
+    """The contender's CPU and peak RSS, the lab's CPU, the machine's other
+    CPU and the server's request counters since the window opened
+    (at_start: the lab's CPU, the machine's busy time and the counters then)."""
+    lab_cpu0, busy0, counters0 = at_start
+    cpu1 = proc_cpu_seconds(proc.pid)
+    res["cpu_s"] = cpu1 - cpu0 if cpu1 is not None else None
+    res["peak_rss_mib"] = proc_hwm_mib(proc.pid)
+    lab_cpu1 = proc_cpu_seconds(lab.pid)
+    res["lab_cpu_s"] = lab_cpu1 - lab_cpu0 if lab_cpu0 is not None and lab_cpu1 is not None else None
+    # What else ran in the window: the machine's busy time less the contender and the lab (the watcher,
+    # the event watch and this script are in it, and anything a quiet machine should not be running).
+    res["machine_cpu_s"] = machine_busy_seconds() - busy0
+    if res["cpu_s"] is not None and res["lab_cpu_s"] is not None:
+        res["other_cpu_s"] = res["machine_cpu_s"] - res["cpu_s"] - res["lab_cpu_s"]
+    res["apiserver"] = counter_delta(counters0, api.counters())
+
+
+def drain_results(res: dict, watcher, events, start_ns: int, backlog: bool, complete: bool) -> None:
+    """The drain's figures from the watcher's bind stamps: pods/s, whole job,
+    per-second average, requests and CPU per pod."""
+    bt = sorted(t for k, t in watcher.bound.items() if k.startswith(TPUT_NS + "/"))
+    res["bound"] = len(bt)
+    res["complete"] = complete
+    if len(bt) >= 2:
+        res["first_bind_after_start_s"] = (bt[0] - start_ns) / 1e9
+        # backlog: from the first bind (n - 1 intervals); basic: from the first measured pod seen created
+        created = [t for k, t in watcher.seen.items() if k.startswith(TPUT_NS + "/")]
+        t0, intervals = (bt[0], len(bt) - 1) if backlog else (min(created + bt), len(bt))
+        res.update(drain_figures(bt, t0, intervals, list(events.first.values()) if events else []))
+    reqs = sum(v for k, v in res["apiserver"]["requests"].items() if " " in k)  # resource requests only
+    res["requests_per_pod"] = reqs / len(bt) if bt else None
+    avg, n = perf_average(bt, start_ns)
+    res["perf_avg_pods_per_s"], res["perf_samples"] = avg, n
+    if res["cpu_s"] is not None and bt:
+        res["cpu_s_per_1000"] = res["cpu_s"] / (len(bt) / 1000)
+    if res.get("lab_cpu_s") is not None and bt:
+        res["lab_cpu_s_per_1000"] = res["lab_cpu_s"] / (len(bt) / 1000)
+
+
+def run_latency_phases(res: dict, args, lab, scheduler: str, watcher, proc) -> None:
+    """Pods created at each --latency-rate; created-to-bound per pod."""
+    res["latency"] = {}
+    for rate in args.latency_rate:  # one namespace per rate: the watcher counts its pods apart
+        ns = f"{LAT_NS}-{rate:g}"
+        create_pods(lab.kubeconfig, scheduler, ns, args.latency_pods, rate=rate, prefix="l-")
+        watcher.wait(lambda: watcher.bound_in.get(ns, 0) >= args.latency_pods, 60, f"the latency pods at "
+                     f"{rate:g}/s")
+        lat = [(watcher.bound[k] - watcher.seen[k]) / 1e6 for k in watcher.bound
+               if k.startswith(ns + "/") and k in watcher.seen]
+        res["latency"][f"{rate:g}"] = {"pods": len(lat), "p50_ms": percentile(lat, 50),
+                                       "p99_ms": percentile(lat, 99), "max_ms": max(lat) if lat else None}
+    res["peak_rss_after_latency_mib"] = proc_hwm_mib(proc.pid)
+
+
+def reference_errors(res: dict, c: str, work: Path) -> None:
+    """The failures the bind ceiling and the client-go reference count in their logs."""
+    if c == "ceiling":
+        out = (work / "ceiling.log").read_text()
+        m = re.search(r"bound (\d+) conflicts (\d+) errors (\d+)", out)
+        if m:
+            res["ceiling_errors"] = int(m.group(3))
+    if c == "client-go":
+        m = re.search(r"bound (\d+) failed (\d+) events (\d+) event-failed (\d+)", (work / f"{c}.log").read_text())
+        if m:
+            res["client_go_errors"] = int(m.group(2)) + int(m.group(4))
+
+
+def wait_whole_job(c: str, pods: int, args, watcher, events) -> bool:
+    """Whether every measured pod was seen bound and, where the contender
+    posts them, given its Scheduled event, in time."""
+    ok = watcher.wait(lambda: watcher.bound_in.get(TPUT_NS, 0) >= pods, args.drain_timeout or 120 + pods / 20,
+                      f"{pods} pods bound by {LABELS[c]}")
+    if ok and events is not None:
+        ok = watcher.wait(lambda: events.count() >= pods or events.error is not None, 60 + pods / 50,
+                          f"the {pods} pods' Scheduled events")
+        if events.error is not None:
+            raise RuntimeError(f"the Scheduled-event watch failed: {events.error}")
+    return ok
+
+
+def is_incomplete(res: dict, c: str, workload: str, args) -> bool:
+    """A drain not complete, or a latency phase short of its pods: its logs are kept."""
+    lat = res.get("latency", {})
+    return not res.get("complete") or latency_phases(c, workload, args) and any(
+        lat.get(f"{rate:g}", {}).get("pods", 0) < args.latency_pods for rate in args.latency_rate)
+
+
 def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
     work.mkdir(parents=True)
     scheduler = f"bench-{c}-{run}"
@@ -139,9 +246,8 @@ def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int
         if backlog:  # every measured pod pending before the contender starts
             res.update(creation(create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)))
         watcher = Watcher(work, lab.kubeconfig, scheduler)
-        listed = pods if backlog else 0
-        if not watcher.wait(lambda: watcher.synced is not None and len(watcher.seen) >= listed, 60,
-                            "the watcher's list"):
+        if not watcher.wait(lambda: watcher.synced is not None and len(watcher.seen) >= (pods if backlog else 0),
+                            60, "the watcher's list"):
             raise RuntimeError("the watcher did not list the pods")
         api = ApiServer(lab.dir)
         events = ScheduledEvents(api, TPUT_NS) if c != "ceiling" else None  # the ceiling posts no events
@@ -162,75 +268,19 @@ def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int
             page = PageFeed(work / f"{c}.log", proc)
         cpu0 = 0.0
         if not backlog:  # SchedulingBasic: the initial pods placed, then the measured pods created while it runs
-            init = args.init_pods or INIT_PODS.get(nodes, nodes)
-            create_pods(lab.kubeconfig, scheduler, INIT_NS, init, prefix="i-")
-            if not watcher.wait(lambda: watcher.bound_in.get(INIT_NS, 0) >= init, 120 + init / 20,
-                                f"{init} initial pods bound by {LABELS[c]}"):
-                raise RuntimeError("the initial pods were not all bound")
-            if init_events is not None:
-                bound_ns = time.time_ns()
-                if not watcher.wait(lambda: init_events.count() >= init or init_events.error is not None,
-                                    60 + init / 50, f"the {init} initial pods' Scheduled events"):
-                    raise RuntimeError("the initial pods' Scheduled events did not all come")
-                if init_events.error is not None:
-                    raise RuntimeError(f"the initial pods' Scheduled-event watch failed: {init_events.error}")
-                res["init_events_after_binds_s"] = (time.time_ns() - bound_ns) / 1e9
-            res["init_pods"] = init
+            place_initial_pods(c, nodes, args, lab, scheduler, watcher, init_events, res)
             cpu0 = proc_cpu_seconds(proc.pid) or 0.0
             lab_cpu0, busy0, counters0 = proc_cpu_seconds(lab.pid), machine_busy_seconds(), api.counters()
             start_ns = time.time_ns()
             res.update(creation(create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)))
-        ok = watcher.wait(lambda: watcher.bound_in.get(TPUT_NS, 0) >= pods, args.drain_timeout or 120 + pods / 20,
-                          f"{pods} pods bound by {LABELS[c]}")
-        if ok and events is not None:
-            ok = watcher.wait(lambda: events.count() >= pods or events.error is not None, 60 + pods / 50,
-                              f"the {pods} pods' Scheduled events")
-            if events.error is not None:
-                raise RuntimeError(f"the Scheduled-event watch failed: {events.error}")
+        ok = wait_whole_job(c, pods, args, watcher, events)
         # The whole job is done: CPU, memory and the server's counters, all at this one point.
-        cpu1 = proc_cpu_seconds(proc.pid)
-        res["cpu_s"] = cpu1 - cpu0 if cpu1 is not None else None
-        res["peak_rss_mib"] = proc_hwm_mib(proc.pid)
-        lab_cpu1 = proc_cpu_seconds(lab.pid)
-        res["lab_cpu_s"] = lab_cpu1 - lab_cpu0 if lab_cpu0 is not None and lab_cpu1 is not None else None
-        # What else ran in the window: the machine's busy time less the contender and the lab (the watcher,
-        # the event watch and this script are in it, and anything a quiet machine should not be running).
-        res["machine_cpu_s"] = machine_busy_seconds() - busy0
-        if res["cpu_s"] is not None and res["lab_cpu_s"] is not None:
-            res["other_cpu_s"] = res["machine_cpu_s"] - res["cpu_s"] - res["lab_cpu_s"]
-        res["apiserver"] = counter_delta(counters0, api.counters())
+        job_done_figures(res, proc, lab, api, cpu0, (lab_cpu0, busy0, counters0))
         if proc.poll() is not None:
             raise RuntimeError(f"{LABELS[c]} exited with {proc.returncode}; see {work / (c + '.log')}")
-        bt = sorted(t for k, t in watcher.bound.items() if k.startswith(TPUT_NS + "/"))
-        res["bound"] = len(bt)
-        res["complete"] = ok
-        if len(bt) >= 2:
-            res["first_bind_after_start_s"] = (bt[0] - start_ns) / 1e9
-            # backlog: from the first bind (n - 1 intervals); basic: from the first measured pod seen created
-            created = [t for k, t in watcher.seen.items() if k.startswith(TPUT_NS + "/")]
-            t0, intervals = (bt[0], len(bt) - 1) if backlog else (min(created + bt), len(bt))
-            res.update(drain_figures(bt, t0, intervals, list(events.first.values()) if events else []))
-        reqs = sum(v for k, v in res["apiserver"]["requests"].items() if " " in k)  # resource requests only
-        res["requests_per_pod"] = reqs / len(bt) if bt else None
-        avg, n = perf_average(bt, start_ns)
-        res["perf_avg_pods_per_s"], res["perf_samples"] = avg, n
-        if res["cpu_s"] is not None and bt:
-            res["cpu_s_per_1000"] = res["cpu_s"] / (len(bt) / 1000)
-        if res.get("lab_cpu_s") is not None and bt:
-            res["lab_cpu_s_per_1000"] = res["lab_cpu_s"] / (len(bt) / 1000)
-
+        drain_results(res, watcher, events, start_ns, backlog, ok)
         if ok and latency_phases(c, workload, args):
-            res["latency"] = {}
-            for rate in args.latency_rate:  # one namespace per rate: the watcher counts its pods apart
-                ns = f"{LAT_NS}-{rate:g}"
-                create_pods(lab.kubeconfig, scheduler, ns, args.latency_pods, rate=rate, prefix="l-")
-                watcher.wait(lambda: watcher.bound_in.get(ns, 0) >= args.latency_pods, 60, f"the latency pods at "
-                             f"{rate:g}/s")
-                lat = [(watcher.bound[k] - watcher.seen[k]) / 1e6 for k in watcher.bound
-                       if k.startswith(ns + "/") and k in watcher.seen]
-                res["latency"][f"{rate:g}"] = {"pods": len(lat), "p50_ms": percentile(lat, 50),
-                                               "p99_ms": percentile(lat, 99), "max_ms": max(lat) if lat else None}
-            res["peak_rss_after_latency_mib"] = proc_hwm_mib(proc.pid)
+            run_latency_phases(res, args, lab, scheduler, watcher, proc)
         if page:
             res["page_messages"], res["page_bytes"] = page.messages, page.bytes
         return res
@@ -242,20 +292,11 @@ def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int
         os.sched_setaffinity(0, all_cpus)
         if page:
             page.stop()  # after the scheduler: its exit ends the stream the reader waits on
-        if proc is not None and c == "ceiling":
-            out = (work / "ceiling.log").read_text()
-            m = re.search(r"bound (\d+) conflicts (\d+) errors (\d+)", out)
-            if m:
-                res["ceiling_errors"] = int(m.group(3))
-        if proc is not None and c == "client-go":
-            m = re.search(r"bound (\d+) failed (\d+) events (\d+) event-failed (\d+)", (work / f"{c}.log").read_text())
-            if m:
-                res["client_go_errors"] = int(m.group(2)) + int(m.group(4))
+        if proc is not None:
+            reference_errors(res, c, work)
         if watcher:
             watcher.stop()
-        lat = res.get("latency", {})
-        incomplete = not res.get("complete") or latency_phases(c, workload, args) and any(
-            lat.get(f"{rate:g}", {}).get("pods", 0) < args.latency_pods for rate in args.latency_rate)
+        incomplete = is_incomplete(res, c, workload, args)
         lab.close(keep=args.keep or incomplete)
         if incomplete:
             args.keep_work = True
@@ -318,7 +359,7 @@ def interrupted(*_) -> None:
     raise KeyboardInterrupt
 
 
-def main() -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="./dev bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", default="500,5000", help="node counts, comma-separated (default 500,5000)")
@@ -355,11 +396,11 @@ def main() -> int:
                     "tracked, so a commit carries a long run's progress to the next checkout)")
     ap.add_argument("--fresh", action="store_true", help="discard the progress of an earlier sitting: start over")
     ap.add_argument("--from-json", help="no run: rewrite RESULTS.md and the plot from a saved sched-results.json")
-    args = ap.parse_args()
+    return ap
 
-    if args.from_json:
-        return rerender(args)
-    node_counts = [int(x) for x in args.nodes.split(",") if x]
+
+def chosen(ap, args):
+    """--contenders, --settings and --workloads as lists, each name checked."""
     contenders = [c for c in args.contenders.split(",") if c]
     for c in contenders:
         if c not in CONTENDERS:
@@ -374,6 +415,44 @@ def main() -> int:
             ap.error(f"unknown workload {x}")
     if "dedicated" in settings and len(os.sched_getaffinity(0)) < 2:
         ap.error("--settings dedicated needs 2 CPUs or more")
+    return contenders, settings, workloads
+
+
+def measure_groups(groups, progress, measure, scale_groups, scale, contenders, pods_for, args, work: Path) -> bool:
+    """Each group not measured yet, kept in the progress file as it ends;
+    False when --budget ran out first (at least one group is measured)."""
+    t0 = time.monotonic()
+    measured = 0
+    for group in groups:
+        if progress.done(group):
+            continue
+        if measured and args.budget and time.monotonic() - t0 > args.budget * 60:
+            log(f"--budget {args.budget:g} min spent: {progress.left(groups)} of {len(groups)} groups left; "
+                "run the same command again to measure them")
+            return False
+        started, g0 = now(), time.monotonic()
+        if group in scale_groups:
+            rs = run_scale(scale, [c for c in args.scale_contenders.split(",") if c], [scale_groups[group]], args,
+                           work)
+        else:
+            n, run, workload, setting = measure[group]
+            order = list(contenders)
+            random.Random(f"{n}/{run}/{setting}/{workload}").shuffle(order)  # none always first or last
+            rs = [measure_logged(c, setting, workload, n, pods_for(n), run, args,
+                                 work / f"{n}-{run}-{workload}-{setting}-{c}") for c in order]
+        progress.add(group, started, time.monotonic() - g0, rs)
+        measured += 1
+    return True
+
+
+def main() -> int:
+    ap = parser()
+    args = ap.parse_args()
+
+    if args.from_json:
+        return rerender(args)
+    node_counts = [int(x) for x in args.nodes.split(",") if x]
+    contenders, settings, workloads = chosen(ap, args)
     for p in (KUBE_LAB, KUBE_SCHEDULER, TOY, CEILING):
         if not os.access(p, os.X_OK):
             log(f"{p} is missing: run ./dev build (bench-ceiling needs subdir('bench') in meson.build)")
@@ -405,28 +484,9 @@ def main() -> int:
     log(f"work directory {work}; progress in {progress.path}")
     # SIGTERM as Ctrl-C: every measurement's cleanup runs (no lab left behind), the group in hand is dropped.
     signal.signal(signal.SIGTERM, interrupted)
-    t0 = time.monotonic()
-    measured = 0
-    for group in groups:
-        if progress.done(group):
-            continue
-        if measured and args.budget and time.monotonic() - t0 > args.budget * 60:
-            log(f"--budget {args.budget:g} min spent: {progress.left(groups)} of {len(groups)} groups left; "
-                "run the same command again to measure them")
-            shutil.rmtree(work, ignore_errors=True)
-            return 3
-        started, g0 = now(), time.monotonic()
-        if group in scale_groups:
-            rs = run_scale(scale, [c for c in args.scale_contenders.split(",") if c], [scale_groups[group]], args,
-                           work)
-        else:
-            n, run, workload, setting = measure[group]
-            order = list(contenders)
-            random.Random(f"{n}/{run}/{setting}/{workload}").shuffle(order)  # none always first or last
-            rs = [measure_logged(c, setting, workload, n, pods_for(n), run, args,
-                                 work / f"{n}-{run}-{workload}-{setting}-{c}") for c in order]
-        progress.add(group, started, time.monotonic() - g0, rs)
-        measured += 1
+    if not measure_groups(groups, progress, measure, scale_groups, scale, contenders, pods_for, args, work):
+        shutil.rmtree(work, ignore_errors=True)
+        return 3
     results, scale_results = progress.results(list(measure)), progress.results(list(scale_groups))
     info, wall = progress.info(), progress.wall_seconds()
     summary = summarize(results, node_counts, contenders)

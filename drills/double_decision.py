@@ -105,20 +105,10 @@ def node_row(u):
     return "%s/%s" % (kit.cpu_str(u["requested"].get("cpu", 0)), kit.cpu_str(u["allocatable"].get("cpu", 0)))
 
 
-def run(t, args, res):
-    name = args.scheduler_name
-    t.check_cluster_wide_read()
-    if not t.on_lab:
-        kit.progress("note: without leader election this may over-commit your nodes' CPU requests for a few "
-                     "seconds (pause pods, deleted at the end)")
-    cap = capacity(t, args.cpu)
-    n = (args.pods if args.pods is not None else sum(cap.values())) + args.extra
-    if n <= 0:
-        raise kit.DrillError("the schedulable nodes have no room for a pod of cpu %s" % args.cpu)
-    kit.progress("burst: %d pods of cpu %s (the nodes hold %d: %s)" % (
-        n, args.cpu, sum(cap.values()), ", ".join("%s %d" % kv for kv in sorted(cap.items()))))
-
-    # Without leader election: two replicas, both synced before the burst.
+def rounds_without_le(t, args, n, name):
+    """Two replicas without leader election, both synced before each burst;
+    a burst a round until one over-commits a node or the rounds run out.
+    Returns (every round, the last round, the replicas)."""
     reps = [t.toy("no-le-a", "--scheduler-name=" + name), t.toy("no-le-b", "--scheduler-name=" + name)]
     for r in reps:
         r.wait_ready()
@@ -137,8 +127,12 @@ def run(t, args, res):
     delete(t, "dd-%d" % len(rounds))
     for r in reps:
         r.stop()
+    return rounds, no_le, reps
 
-    # With leader election: the same, but one replica decides.
+
+def burst_with_le(t, args, n, name):
+    """The same burst with leader election: one replica decides.
+    Returns (the burst, the replicas)."""
     lease = name + "-dd"
     flags = ["--scheduler-name=" + name, "--leader-elect", "--leader-elect-resource-namespace=" + t.ns,
              "--leader-elect-resource-name=" + lease]
@@ -153,24 +147,46 @@ def run(t, args, res):
     delete(t, "dd-le")
     for r in le:
         r.stop()
+    return with_le, le
 
-    nodes = sorted(set(no_le["usage"]) | set(with_le["usage"]))
+
+def node_rows(no_le, reps, with_le, le):
+    """A row a node: each side's binds by replica, CPU requested/allocatable, fits or OVER."""
     rows = []
-    for node in nodes:
+    for node in sorted(set(no_le["usage"]) | set(with_le["usage"])):
         a, b = (no_le["by"][r.name].get(node, 0) for r in reps)
         la, lb = (with_le["by"][r.name].get(node, 0) for r in le)
         ua, ub = no_le["usage"][node], with_le["usage"][node]
         rows.append([node, "%d + %d" % (a, b), node_row(ua), "OVER" if ua["over"] else "ok",
                      "%d + %d" % (la, lb), node_row(ub), "OVER" if ub["over"] else "ok"])
+    return rows
 
-    def summary(r, reps_):
-        return {"bound": r["bound"], "pending": r["pending"], "overcommitted_nodes": r["over"],
-                "bound_twice": r["bound_twice"],
-                "binds_by_replica": {x.name: sum(r["by"][x.name].values()) for x in reps_},
-                "nodes": {k: {"cpu_requested": float(u["requested"].get("cpu", 0)),
-                              "cpu_allocatable": float(u["allocatable"].get("cpu", 0)), "pods": u["pods"],
-                              "placed_by": {x.name: r["by"][x.name].get(k, 0) for x in reps_}}
-                          for k, u in r["usage"].items()}}
+
+def summary(r, reps):
+    """One side's burst for --json."""
+    return {"bound": r["bound"], "pending": r["pending"], "overcommitted_nodes": r["over"],
+            "bound_twice": r["bound_twice"],
+            "binds_by_replica": {x.name: sum(r["by"][x.name].values()) for x in reps},
+            "nodes": {k: {"cpu_requested": float(u["requested"].get("cpu", 0)),
+                          "cpu_allocatable": float(u["allocatable"].get("cpu", 0)), "pods": u["pods"],
+                          "placed_by": {x.name: r["by"][x.name].get(k, 0) for x in reps}}
+                      for k, u in r["usage"].items()}}
+
+
+def run(t, args, res):
+    name = args.scheduler_name
+    t.check_cluster_wide_read()
+    if not t.on_lab:
+        kit.progress("note: without leader election this may over-commit your nodes' CPU requests for a few "
+                     "seconds (pause pods, deleted at the end)")
+    cap = capacity(t, args.cpu)
+    n = (args.pods if args.pods is not None else sum(cap.values())) + args.extra
+    if n <= 0:
+        raise kit.DrillError("the schedulable nodes have no room for a pod of cpu %s" % args.cpu)
+    kit.progress("burst: %d pods of cpu %s (the nodes hold %d: %s)" % (
+        n, args.cpu, sum(cap.values()), ", ".join("%s %d" % kv for kv in sorted(cap.items()))))
+    rounds, no_le, reps = rounds_without_le(t, args, n, name)
+    with_le, le = burst_with_le(t, args, n, name)
     res.data.update({
         "pods_per_burst": n, "cpu_per_pod": args.cpu, "capacity_pods": sum(cap.values()),
         "rounds_without_le": len(rounds),
@@ -179,7 +195,8 @@ def run(t, args, res):
     })
     res.section("%d pods of cpu %s; without leader election (round %d of at most %d) | with leader election" % (
         n, args.cpu, len(rounds), args.rounds), kit.table(
-        ["node", "no LE: a + b", "cpu req/alloc", "fits", "LE: a + b", "cpu req/alloc", "fits"], rows) +
+        ["node", "no LE: a + b", "cpu req/alloc", "fits", "LE: a + b", "cpu req/alloc", "fits"],
+        node_rows(no_le, reps, with_le, le)) +
         "\nwithout LE: %d bound, %d pending, over-committed: %s (%d of %d rounds over-committed)" % (
             no_le["bound"], no_le["pending"], ", ".join(no_le["over"]) or "none",
             sum(1 for r in rounds if r["over"]), len(rounds)) +

@@ -61,42 +61,31 @@ class Lease:
         return kit.wait_until(timeout, "the Lease to name %s" % want, seen, 0.05)
 
 
-def run(t, args, res):
-    name, lease_name = args.scheduler_name, args.scheduler_name
-    dur, retry = seconds(args.lease_duration), seconds(args.retry_period)
-    t.check_cluster_wide_read()
-    if t.k("-n", t.ns, "get", "lease", lease_name, "--ignore-not-found", "-o", "name").strip():
-        raise kit.DrillError("a Lease %s/%s exists already: another scheduler uses it (pass --scheduler-name)"
-                             % (t.ns, lease_name))
-    t.on_close(lambda: t.on_lab or t.k("-n", t.ns, "delete", "lease", lease_name, "--ignore-not-found", check=False))
-    lease = Lease(t, lease_name)
-    flags = ["--scheduler-name=" + name, "-v=2", "--leader-elect", "--leader-elect-resource-namespace=" + t.ns,
-             "--leader-elect-resource-name=" + lease_name, "--leader-elect-lease-duration=" + args.lease_duration,
-             "--leader-elect-renew-deadline=" + args.renew_deadline, "--leader-elect-retry-period=" + args.retry_period]
-    reps, logs = {}, []
+class Replicas:
+    """drill-a and drill-b; a restart is a new process, with a log of its own."""
 
-    def start(ident):
-        p = t.toy("%s-%d" % (ident, len(logs) + 1), *flags, "--leader-elect-identity=" + ident)
-        reps[ident] = p
-        logs.append(p)
+    def __init__(self, t, flags):
+        self.t, self.flags, self.by_ident, self.logs = t, flags, {}, []
+
+    def start(self, ident):
+        p = self.t.toy("%s-%d" % (ident, len(self.logs) + 1), *self.flags, "--leader-elect-identity=" + ident)
+        self.by_ident[ident] = p
+        self.logs.append(p)
         return p
 
-    def other(ident):
-        return "drill-b" if ident == "drill-a" else "drill-a"
+    def __getitem__(self, ident):
+        return self.by_ident[ident]
 
-    kit.progress("starting two replicas with --leader-elect (drill-a, drill-b), Lease %s/%s" % (t.ns, lease_name))
-    start("drill-a")
-    start("drill-b")
-    kit.wait_until(30, "a leader", lambda: lease.current()[0], 0.1)
-    for p in reps.values():
-        p.wait_ready()
-    leader = lease.current()[0]
-    # The SIGTERM goes only to a holder whose standby watches the Lease: the
-    # handover is then the standby's reaction, not the luck of its retry timer.
-    reps[other(leader)].wait_standing_by()
-    rows = []
 
-    # Graceful: SIGTERM; the holder releases the Lease and the standby takes it.
+def other(ident):
+    return "drill-b" if ident == "drill-a" else "drill-a"
+
+
+def graceful_handover(lease, reps, leader, retry):
+    """SIGTERM to the holder: it releases the Lease and the standby takes
+    it; the old holder then restarts as the standby. Returns (the table's
+    row, the handover in seconds, the old holder's exit code, the
+    transitions before)."""
     h0, tr0 = lease.current()
     kit.progress("graceful: SIGTERM to the holder %s" % leader)
     t0 = kit.now()
@@ -110,27 +99,36 @@ def run(t, args, res):
     if term_rc is None:
         term_rc = reps[leader].stop(signal.SIGKILL, grace=1)
     h1, tr1 = lease.current()
-    rows.append(["graceful (SIGTERM)", h0, tr0, h1, tr1, "%d ms" % kit.ms(graceful)])
+    row = ["graceful (SIGTERM)", h0, tr0, h1, tr1, "%d ms" % kit.ms(graceful)]
     kit.progress("graceful handover %s -> %s in %d ms; restarting %s as the standby"
                  % (h0, h1, kit.ms(graceful), leader))
-    start(leader).wait_ready()
+    reps.start(leader).wait_ready()
     reps[leader].wait_standing_by()
-    leader = other(leader)
     time.sleep(retry + 1)  # a renew or two: the standby has seen the record
+    return row, graceful, term_rc, tr0
 
-    # Forced: SIGKILL; nothing releases the Lease; pods wait.
+
+def forced_handover(t, args, lease, reps, leader, dur, retry):
+    """SIGKILL to the holder: nothing releases the Lease, and pods submitted
+    in the gap wait. Returns (the table's row, the handover in seconds, the
+    watch of the gap pods)."""
     h1, tr1 = lease.current()
     pods = kit.Watch(t, ["-n", t.ns, "get", "pods", "-l", "app=gap"])
     kit.progress("forced: SIGKILL to the holder %s; %d pods submitted in the gap" % (leader, args.gap_pods))
     t0 = kit.now()
     reps[leader].send(signal.SIGKILL)
-    t.deployment("gap", args.gap_pods, scheduler=name)
+    t.deployment("gap", args.gap_pods, scheduler=args.scheduler_name)
     ts = lease.wait_holder(other(leader), t0, dur + 4 * retry + 10)
     forced = ts - t0
     reps[leader].stop(signal.SIGKILL, grace=1)
     h2, tr2 = lease.current()
-    rows.append(["forced (SIGKILL)", h1, tr1, h2, tr2, "%d ms" % kit.ms(forced)])
     kit.progress("forced handover %s -> %s in %d ms" % (h1, h2, kit.ms(forced)))
+    return ["forced (SIGKILL)", h1, tr1, h2, tr2, "%d ms" % kit.ms(forced)], forced, pods
+
+
+def gap_pending(t, args, pods):
+    """Once the gap pods are bound: (pod -> when the watch saw it bound,
+    each one's pending time sorted)."""
     kit.wait_until(30, "the gap pods bound", lambda: t.bound("gap") == args.gap_pods, 0.2)
     kit.wait_until(5, "the watch to show them bound", lambda: len(
         {o["metadata"]["name"] for _, _, o in pods.snapshot() if o.get("spec", {}).get("nodeName")}) >= args.gap_pods)
@@ -140,10 +138,49 @@ def run(t, args, res):
         created.setdefault(n, ts_)
         if o.get("spec", {}).get("nodeName"):
             bound.setdefault(n, ts_)
-    pending = sorted(bound[n] - created[n] for n in bound)
+    return bound, sorted(bound[n] - created[n] for n in bound)
+
+
+def start_pair(t, args, lease):
+    """Both replicas up, the holder's standby watching the Lease. Returns
+    (the replicas, the holder)."""
+    flags = ["--scheduler-name=" + args.scheduler_name, "-v=2", "--leader-elect",
+             "--leader-elect-resource-namespace=" + t.ns, "--leader-elect-resource-name=" + lease.name,
+             "--leader-elect-lease-duration=" + args.lease_duration,
+             "--leader-elect-renew-deadline=" + args.renew_deadline, "--leader-elect-retry-period=" + args.retry_period]
+    reps = Replicas(t, flags)
+    kit.progress("starting two replicas with --leader-elect (drill-a, drill-b), Lease %s/%s" % (t.ns, lease.name))
+    reps.start("drill-a")
+    reps.start("drill-b")
+    kit.wait_until(30, "a leader", lambda: lease.current()[0], 0.1)
+    for p in reps.by_ident.values():
+        p.wait_ready()
+    leader = lease.current()[0]
+    # The SIGTERM goes only to a holder whose standby watches the Lease: the
+    # handover is then the standby's reaction, not the luck of its retry timer.
+    reps[other(leader)].wait_standing_by()
+    return reps, leader
+
+
+def run(t, args, res):
+    lease_name = args.scheduler_name
+    dur, retry = seconds(args.lease_duration), seconds(args.retry_period)
+    t.check_cluster_wide_read()
+    if t.k("-n", t.ns, "get", "lease", lease_name, "--ignore-not-found", "-o", "name").strip():
+        raise kit.DrillError("a Lease %s/%s exists already: another scheduler uses it (pass --scheduler-name)"
+                             % (t.ns, lease_name))
+    t.on_close(lambda: t.on_lab or t.k("-n", t.ns, "delete", "lease", lease_name, "--ignore-not-found", check=False))
+    lease = Lease(t, lease_name)
+    reps, leader = start_pair(t, args, lease)
+    g_row, graceful, term_rc, tr0 = graceful_handover(lease, reps, leader, retry)
+    f_row, forced, pods = forced_handover(t, args, lease, reps, other(leader), dur, retry)
+    rows = [g_row, f_row]
+    _, h1, tr1, h2, tr2, _ = f_row
+    h0 = g_row[1]
+    bound, pending = gap_pending(t, args, pods)
 
     time.sleep(0.5)
-    all_logs = "".join(p.log() for p in logs)
+    all_logs = "".join(p.log() for p in reps.logs)
     binds = [p for p, _ in kit.BOUND_RE.findall(all_logs) if p.startswith(t.ns + "/")]
     acquired = all_logs.count("successfully acquired lease")
     # One leader at a time: the Lease never went from one holder straight to

@@ -259,17 +259,9 @@ def read_after(path, offset):
         return f.read()
 
 
-def race_once(t, n, name, last):
-    """One race: a fresh toy-scheduler, a Deployment of n, the facts."""
-    ks_log_path = os.path.join(t.lab_dir, "kube-scheduler.log") if t.on_lab else None
-    audit_path = os.path.join(t.lab_dir, AUDIT_LOG) if t.on_lab else None
-    ks_offset, audit_offset = log_end(ks_log_path), log_end(audit_path)
-    watch = PodWatch(t, name)
-    kit.progress("starting toy-scheduler --scheduler-name=default-scheduler -v=4")
-    toy = t.toy("toy-scheduler" if name == "race" else "toy-scheduler-" + name,
-                "--scheduler-name=default-scheduler", "-v=4")
-    toy.wait_ready()
-
+def burst(t, toy, watch, n, name):
+    """The Deployment of n created and every pod seen bound. Returns (the
+    seconds that took, each side's CPU wait meanwhile)."""
     # Each side's wait for a CPU during the burst (the kernel's run-queue
     # delay): on a small machine a race is lost as often there as anywhere.
     ks_pid = procfs.child_pid(t.lab.pid, "kube-scheduler") if t.on_lab else None
@@ -285,7 +277,10 @@ def race_once(t, n, name, last):
     all_bound_s = kit.now() - start
     cpu_wait = {side: procfs.cpu_wait_between(waits_before[side], procfs.cpu_wait(pid)) for side, pid in pids.items()}
     kit.progress("all %d bound in %.1f s; letting the losers log their refusals" % (n, all_bound_s))
-    time.sleep(2)
+    return all_bound_s, cpu_wait
+
+
+def wait_host_ips(t, name):
     # hostIP comes with the kubelet's status update (on a cluster, once the
     # sandbox runs): wait for it, not for the drill's sake but for the check's.
     try:
@@ -293,6 +288,50 @@ def race_once(t, n, name, last):
             p.get("status", {}).get("hostIP") for p in t.pods(name)), 0.5)
     except kit.DrillError as e:
         kit.progress(str(e))
+
+
+def their_side(t, name, pods, ours, ks_log_path, ks_offset):
+    """kube-scheduler's binds, lost races and bind attempts: from its log
+    after ks_offset (on the lab), else the pods toy-scheduler did not bind
+    and the FailedScheduling events. Returns (binds, how many lost races,
+    the pods of those, attempts, the source, the events' count)."""
+    # kube-scheduler's FailedScheduling events about lost races: shown on the
+    # lab too, and on a cluster the only count of its lost races.
+    ev_n, ev_pods = their_conflicts_from_events(t, name)
+    if ks_log_path:
+        ks_log = read_after(ks_log_path, ks_offset)
+        their_conf = kit.conflict_lines(ks_log, t.ns)
+        return (kit.binds_in(ks_log, t.ns), len(their_conf), kit.pods_in(their_conf), attempts_in(ks_log, t.ns),
+                "kube-scheduler.log", ev_n)
+    names = {t.ns + "/" + p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods}
+    theirs = {p: node for p, node in names.items() if p not in ours}
+    return theirs, ev_n, ev_pods, {}, "FailedScheduling events", ev_n
+
+
+def placement_of(pods, ips):
+    """Pods per node, and each pod whose hostIP is not its node's."""
+    placement, mismatched = {}, []
+    for p in sorted(pods, key=lambda p: p["metadata"]["name"]):
+        node, host = p["spec"].get("nodeName"), p.get("status", {}).get("hostIP")
+        placement[node] = placement.get(node, 0) + 1
+        if host != ips.get(node):
+            mismatched.append("%s: nodeName %s (%s) but hostIP %s" % (p["metadata"]["name"], node, ips.get(node), host))
+    return placement, mismatched
+
+
+def race_once(t, n, name, last):
+    """One race: a fresh toy-scheduler, a Deployment of n, the facts."""
+    ks_log_path = os.path.join(t.lab_dir, "kube-scheduler.log") if t.on_lab else None
+    audit_path = os.path.join(t.lab_dir, AUDIT_LOG) if t.on_lab else None
+    ks_offset, audit_offset = log_end(ks_log_path), log_end(audit_path)
+    watch = PodWatch(t, name)
+    kit.progress("starting toy-scheduler --scheduler-name=default-scheduler -v=4")
+    toy = t.toy("toy-scheduler" if name == "race" else "toy-scheduler-" + name,
+                "--scheduler-name=default-scheduler", "-v=4")
+    toy.wait_ready()
+    all_bound_s, cpu_wait = burst(t, toy, watch, n, name)
+    time.sleep(2)
+    wait_host_ips(t, name)
     pods = t.pods(name)
     ips = kit.node_ips(t)
     if not last:  # the next race gets a toy-scheduler of its own
@@ -303,33 +342,13 @@ def race_once(t, n, name, last):
     ours = kit.binds_in(our_log, t.ns)
     our_conf = kit.conflict_lines(our_log, t.ns)
     our_attempts = attempts_in(our_log, t.ns)
-    their_attempts = {}
-    # kube-scheduler's FailedScheduling events about lost races: shown on the
-    # lab too, and on a cluster the only count of its lost races.
-    ev_n, ev_pods = their_conflicts_from_events(t, name)
-    if ks_log_path:
-        ks_log = read_after(ks_log_path, ks_offset)
-        theirs = kit.binds_in(ks_log, t.ns)
-        their_conf = kit.conflict_lines(ks_log, t.ns)
-        their_conf_n, their_lost = len(their_conf), kit.pods_in(their_conf)
-        their_attempts = attempts_in(ks_log, t.ns)
-        source = "kube-scheduler.log"
-    else:
-        names = {t.ns + "/" + p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods}
-        theirs = {p: node for p, node in names.items() if p not in ours}
-        their_conf_n, their_lost = ev_n, ev_pods
-        source = "FailedScheduling events"
+    theirs, their_conf_n, their_lost, their_attempts, source, ev_n = their_side(
+        t, name, pods, ours, ks_log_path, ks_offset)
     created, bound = watch.created_and_bound(t.ns, name)
     order = None
     if audit_path:
         order = server_order(read_after(audit_path, audit_offset), t.ns, name)
-
-    placement, mismatched = {}, []
-    for p in sorted(pods, key=lambda p: p["metadata"]["name"]):
-        node, host = p["spec"].get("nodeName"), p.get("status", {}).get("hostIP")
-        placement[node] = placement.get(node, 0) + 1
-        if host != ips.get(node):
-            mismatched.append("%s: nodeName %s (%s) but hostIP %s" % (p["metadata"]["name"], node, ips.get(node), host))
+    placement, mismatched = placement_of(pods, ips)
     usage = kit.node_usage(t)
     total = len(ours) + len(theirs)
     return {

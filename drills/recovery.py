@@ -43,13 +43,12 @@ def bound_times(watch, t_from=None):
     return out
 
 
-def run(t, args, res):
+def burst_and_kill(t, args, flags):
+    """A toy-scheduler, a burst of pods for it, and its death: at
+    --crash-at, else by --signal after --kill-after-binds logged binds.
+    Returns (the dead process, a watch of the pods, how it died, its exit
+    code)."""
     n, name = args.replicas, args.scheduler_name
-    flags = ["--scheduler-name=" + name, "-v=2", "--kube-api-qps=" + args.kube_api_qps,
-             "--kube-api-burst=" + args.kube_api_burst]
-    if args.crash_at:
-        flags.append("--crash-at=" + args.crash_at)
-    t.check_cluster_wide_read()
     kit.progress("starting toy-scheduler (%s)" % " ".join(flags))
     first = t.toy("first", *flags)
     first.wait_ready()
@@ -73,6 +72,34 @@ def run(t, args, res):
     first.wait(10)  # the dump is written before it exits
     rc = first.stop(signal.SIGKILL, grace=0)
     kit.progress("toy-scheduler died (%s, exit %s)" % (how, rc))
+    return first, watch, how, rc
+
+
+def restart(t, args, watch, left):
+    """A second toy-scheduler, until every pod is bound. Returns (it, the
+    seconds from its start to the last and to the first of `left` bound,
+    None if one of them was not seen bound)."""
+    n = args.replicas
+    t_restart = kit.now()
+    second = t.toy("second", "--scheduler-name=" + args.scheduler_name, "-v=2")
+    kit.wait_until(60, "all %d pods bound after the restart" % n, lambda: t.bound("burst") == n, 0.2)
+    kit.wait_until(5, "the watch to show the last bind", lambda: len(bound_times(watch)) >= n, 0.1)
+    times = bound_times(watch)
+    catch_up = max(times[p] for p in left) - t_restart if all(p in times for p in left) else None
+    # The first bind after the restart: its start-up (connect, list, sync)
+    # and the first decision; the rest of the catch-up is binding.
+    first_bind = min(times[p] for p in left) - t_restart if all(p in times for p in left) else None
+    return second, catch_up, first_bind
+
+
+def run(t, args, res):
+    n, name = args.replicas, args.scheduler_name
+    flags = ["--scheduler-name=" + name, "-v=2", "--kube-api-qps=" + args.kube_api_qps,
+             "--kube-api-burst=" + args.kube_api_burst]
+    if args.crash_at:
+        flags.append("--crash-at=" + args.crash_at)
+    t.check_cluster_wide_read()
+    first, watch, how, rc = burst_and_kill(t, args, flags)
 
     # Binds it had posted may still land; then nothing schedules these pods.
     time.sleep(1)
@@ -90,15 +117,7 @@ def run(t, args, res):
     time.sleep(1)  # the drill's "look at the cluster"; and still none of them may move
     still = sum(1 for p in t.pods("burst") if not p["spec"].get("nodeName"))
 
-    t_restart = kit.now()
-    second = t.toy("second", "--scheduler-name=" + name, "-v=2")
-    kit.wait_until(60, "all %d pods bound after the restart" % n, lambda: t.bound("burst") == n, 0.2)
-    kit.wait_until(5, "the watch to show the last bind", lambda: len(bound_times(watch)) >= n, 0.1)
-    times = bound_times(watch)
-    catch_up = max(times[p] for p in left) - t_restart if all(p in times for p in left) else None
-    # The first bind after the restart: its start-up (connect, list, sync)
-    # and the first decision; the rest of the catch-up is binding.
-    first_bind = min(times[p] for p in left) - t_restart if all(p in times for p in left) else None
+    second, catch_up, first_bind = restart(t, args, watch, left)
     time.sleep(1)  # a late conflict line would show here
     second_log = second.log()
     second_binds = kit.binds_in(second_log, t.ns)

@@ -60,32 +60,39 @@ const (
 	rootCAWorkers     = 1
 )
 
+// clients gives each controller its own client and user agent (visible in
+// apiserver logs and managedFields); all share cfg's raised QPS/burst. The
+// first error is kept in err.
+type clients struct {
+	cfg *rest.Config
+	err error
+}
+
+func (cl *clients) forName(name string) (*kubernetes.Clientset, *rest.Config) {
+	c := rest.CopyConfig(cl.cfg)
+	c.UserAgent = "kube-lab/" + name
+	cs, err := kubernetes.NewForConfig(c)
+	if err != nil && cl.err == nil {
+		cl.err = err
+	}
+	return cs, c
+}
+
 // startControllers runs them all; rootCA is the cluster CA's PEM, which the
 // root-CA publisher puts in every namespace.
 func startControllers(ctx context.Context, cfg *rest.Config, rootCA []byte) error {
-	// Each controller gets its own client and user agent (visible in
-	// apiserver logs and managedFields); all share cfg's raised QPS/burst.
-	var err error
-	clientFor := func(name string) (*kubernetes.Clientset, *rest.Config) {
-		c := rest.CopyConfig(cfg)
-		c.UserAgent = "kube-lab/" + name
-		cs, e := kubernetes.NewForConfig(c)
-		if e != nil && err == nil {
-			err = e
-		}
-		return cs, c
-	}
-	sharedClient, _ := clientFor("shared-informers")
-	dcClient, _ := clientFor("deployment-controller")
-	rsClient, _ := clientFor("replicaset-controller")
-	saClient, _ := clientFor("serviceaccount-controller")
-	nsClient, nsCfg := clientFor("namespace-controller")
-	rcClient, _ := clientFor("replication-controller")
-	caClient, _ := clientFor("root-ca-cert-publisher")
-	pdbClient, pdbCfg := clientFor("disruption-controller")
-	pvClient, _ := clientFor("persistent-volume-binder")
-	if err != nil {
-		return err
+	cl := clients{cfg: cfg}
+	sharedClient, _ := cl.forName("shared-informers")
+	dcClient, _ := cl.forName("deployment-controller")
+	rsClient, _ := cl.forName("replicaset-controller")
+	saClient, _ := cl.forName("serviceaccount-controller")
+	nsClient, nsCfg := cl.forName("namespace-controller")
+	rcClient, _ := cl.forName("replication-controller")
+	caClient, _ := cl.forName("root-ca-cert-publisher")
+	pdbClient, pdbCfg := cl.forName("disruption-controller")
+	pvClient, _ := cl.forName("persistent-volume-binder")
+	if cl.err != nil {
+		return cl.err
 	}
 	nsMeta, err := metadata.NewForConfig(nsCfg)
 	if err != nil {
@@ -122,15 +129,7 @@ func startControllers(ctx context.Context, cfg *rest.Config, rootCA []byte) erro
 		return fmt.Errorf("disruption controller: %w", err)
 	}
 
-	pvc, err := persistentvolume.NewController(ctx, persistentvolume.ControllerParameters{
-		KubeClient:     pvClient,
-		SyncPeriod:     15 * time.Second, // kcm's --pvclaimbinder-sync-period
-		VolumeInformer: factory.Core().V1().PersistentVolumes(),
-		ClaimInformer:  factory.Core().V1().PersistentVolumeClaims(),
-		ClassInformer:  factory.Storage().V1().StorageClasses(),
-		PodInformer:    factory.Core().V1().Pods(),
-		NodeInformer:   factory.Core().V1().Nodes(),
-	})
+	pvc, err := newVolumeBinder(ctx, pvClient, factory)
 	if err != nil {
 		return fmt.Errorf("persistentvolume-binder: %w", err)
 	}
@@ -155,16 +154,35 @@ func startControllers(ctx context.Context, cfg *rest.Config, rootCA []byte) erro
 	go pvc.Run(ctx)
 	gcSync()
 
-	// The GC builds its dependency graph from one monitor per deletable
-	// resource; wait until they have synced so "ready" means deletes cascade.
+	return waitGCSynced(ctx, gc)
+}
+
+// waitGCSynced: the GC builds its dependency graph from one monitor per
+// deletable resource; wait until they have synced so "ready" means deletes
+// cascade.
+func waitGCSynced(ctx context.Context, gc *garbagecollector.GarbageCollector) error {
 	logger := klog.FromContext(ctx)
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
 		return gc.IsSynced(logger), nil
 	})
 	if err != nil {
 		return fmt.Errorf("garbage collector monitors did not sync: %w", err)
 	}
 	return nil
+}
+
+// newVolumeBinder is kube-controller-manager's persistent-volume binder,
+// which binds claims to volumes.
+func newVolumeBinder(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) (*persistentvolume.PersistentVolumeController, error) {
+	return persistentvolume.NewController(ctx, persistentvolume.ControllerParameters{
+		KubeClient:     client,
+		SyncPeriod:     15 * time.Second, // kcm's --pvclaimbinder-sync-period
+		VolumeInformer: factory.Core().V1().PersistentVolumes(),
+		ClaimInformer:  factory.Core().V1().PersistentVolumeClaims(),
+		ClassInformer:  factory.Storage().V1().StorageClasses(),
+		PodInformer:    factory.Core().V1().Pods(),
+		NodeInformer:   factory.Core().V1().Nodes(),
+	})
 }
 
 // newGarbageCollector builds the GC on typed informers (shared) plus

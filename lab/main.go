@@ -224,13 +224,12 @@ type lab struct {
 
 func (l *lab) run(ctx context.Context, readyFile string) int {
 	start := time.Now()
-	f := l.flags
 
 	var err error
 	if l.pki, err = ensurePKI(l.dir); err != nil {
 		return fail("pki: %v", err)
 	}
-	if l.port, err = choosePort(l.dir, f.port); err != nil {
+	if l.port, err = choosePort(l.dir, l.flags.port); err != nil {
 		return fail("%v", err)
 	}
 	kubeconfig := filepath.Join(l.dir, "kubeconfig")
@@ -276,9 +275,18 @@ func (l *lab) run(ctx context.Context, readyFile string) int {
 		}
 	}()
 
+	return l.serve(ctx, compCtx, api, kubeconfig, readyFile, start)
+}
+
+// serve starts what runs against the apiserver (the flags say which),
+// writes the ready file and waits for the end: a signal (exit 0) or the
+// apiserver's death (exit 1). What it started stops before it returns;
+// ctx is the lab's, compCtx the components'.
+func (l *lab) serve(ctx, compCtx context.Context, api *apiServer, kubeconfig, readyFile string, start time.Time) int {
+	f := l.flags
 	// Startup steps after the apiserver: a failure prints one line and
 	// exits 1, unless we are stopping (signal) or the apiserver itself died
-	// (its goroutine above already said why).
+	// (its goroutine in run already said why).
 	failed := func(what string, err error) int {
 		if ctx.Err() != nil {
 			return 0
@@ -341,7 +349,7 @@ func (l *lab) run(ctx context.Context, readyFile string) int {
 	fmt.Printf("ready kubeconfig=%s\n", kubeconfig)
 
 	<-compCtx.Done()
-	// Shutdown order (deferred above, reverse): readiness marker, child
+	// Shutdown order (deferred here, then in run): readiness marker, child
 	// scheduler, in-process components (compCtx), apiserver, etcd, lock.
 	_ = os.Remove(readyFile)
 	if ctx.Err() == nil {

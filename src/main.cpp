@@ -11,6 +11,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/system/result.hpp>
 
 #include <csignal>
 #include <iostream>
@@ -21,7 +22,7 @@
 #include "toysched/config/profiles.hpp"
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/config.hpp"
-#include "toysched/kube/transport.hpp"
+#include "toysched/kube/http_transport.hpp"
 #include "toysched/lease/elector.hpp"
 #include "toysched/log/log.hpp"
 #include "toysched/options.hpp"
@@ -58,9 +59,19 @@ std::string hostname() {
   return buf;
 }
 
-int fail_start(const std::string& what) {
-  std::cerr << "toy-scheduler: " << what << "\n";
-  return 1;
+// Every start-up step answers alike: its value, or how the process ends
+// instead, as parse_options answers (ExitNow: the status, and what to
+// print). main() prints it and leaves.
+template <class T = void>
+using Step = boost::system::result<T, ExitNow>;
+
+// A start-up step failed: one line on stderr, exit 1.
+ExitNow failed(std::string why) { return ExitNow{1, "", "toy-scheduler: " + std::move(why)}; }
+
+int exit_now(const ExitNow& e) {
+  if (!e.out.empty()) std::cout << e.out;
+  if (!e.err.empty()) std::cerr << e.err << "\n";
+  return e.status;
 }
 
 // Everything that lives for the whole run, in start-up order.
@@ -87,12 +98,12 @@ struct App {
 
   explicit App(const Options& o) : opts(o) {}
 
-  std::string make_clients(const kube::ClientConfig& config);
+  Step<> make_clients(const kube::ClientConfig& config);
   void make_scheduler(std::vector<sched::NamedProfile> profiles);
   void start_tasks();
   asio::awaitable<void> lead();
-  std::string serve(const std::optional<serve::BindAddress>& plain, const kube::ClientConfig& config);
-  std::string serve_securely(const kube::ClientConfig& config);
+  Step<> serve(const std::optional<serve::BindAddress>& plain, const kube::ClientConfig& config);
+  Step<> serve_securely(const kube::ClientConfig& config);
   void wait_for_signals();
   asio::awaitable<void> wait_for_signal();
   void die(int code);
@@ -103,21 +114,21 @@ struct App {
 // burst of FailedScheduling never eats the binds' rate limit; with leader
 // election a third, whose requests time out at half the renew deadline (as
 // client-go's): a hung renew must not outlive it.
-std::string App::make_clients(const kube::ClientConfig& config) {
+Step<> App::make_clients(const kube::ClientConfig& config) {
   kube::TransportOptions topts;
   topts.qps = opts.kube_api_qps;
   topts.burst = opts.kube_api_burst;
   topts.user_agent = std::string("toy-scheduler/") + TOYSCHED_VERSION;
   auto make = [&](const kube::TransportOptions& o, std::unique_ptr<kube::Transport>& t,
-                  std::unique_ptr<kube::Api>& a) -> std::string {
-    auto created = kube::Transport::create(io.get_executor(), config, o);
-    if (!created) return created.error().message;
+                  std::unique_ptr<kube::Api>& a) -> Step<> {
+    auto created = kube::HttpTransport::create(io.get_executor(), config, o);
+    if (!created) return failed(created.error().message);
     t = std::move(*created);
     a = std::make_unique<kube::Api>(*t);
     return {};
   };
-  if (auto e = make(topts, transport, api); !e.empty()) return e;
-  if (auto e = make(topts, events_transport, events_api); !e.empty()) return e;
+  if (auto made = make(topts, transport, api); !made) return made;
+  if (auto made = make(topts, events_transport, events_api); !made) return made;
   if (!opts.leader_election.enabled) return {};
   kube::TransportOptions lopts = topts;
   lopts.request_timeout = opts.leader_election.renew_deadline / 2;
@@ -180,7 +191,7 @@ asio::awaitable<void> App::lead() {
   co_await shutdown(false, false);
 }
 
-std::string App::serve(const std::optional<serve::BindAddress>& plain, const kube::ClientConfig& config) {
+Step<> App::serve(const std::optional<serve::BindAddress>& plain, const kube::ClientConfig& config) {
   sources = std::make_unique<serve::Sources>(
       serve::Sources{*scheduler,
                      opts.scheduler_name,
@@ -195,10 +206,10 @@ std::string App::serve(const std::optional<serve::BindAddress>& plain, const kub
   ui_feed = std::make_unique<ui::Feed>(ui::FeedSources{*scheduler, elector.get(), sources->lease_name});
   ui::add_routes(routes, *ui_feed);
   if (opts.secure_port != 0)
-    if (auto err = serve_securely(config); !err.empty()) return err;
+    if (auto served = serve_securely(config); !served) return served;
   if (!plain) return {};
   auto server = serve::HttpServer::listen(io.get_executor(), *plain, routes);
-  if (!server) return "--metrics-bind-address=" + opts.metrics_bind_address + ": " + server.error().message();
+  if (!server) return failed("--metrics-bind-address=" + opts.metrics_bind_address + ": " + server.error().message());
   http.emplace(std::move(*server));
   TS_LOG(1, "Serving health, metrics and debug endpoints", {"address", opts.metrics_bind_address},
          {"port", http->port()});
@@ -208,35 +219,32 @@ std::string App::serve(const std::optional<serve::BindAddress>& plain, const kub
 
 // The client of a review: from its own kubeconfig flag, else the
 // scheduler's configuration (a transport of its own either way).
-std::string make_review_client(asio::io_context& io, const std::string& flag, const std::string& path,
-                               const kube::ClientConfig& own, std::unique_ptr<kube::Transport>& out) {
+Step<std::unique_ptr<kube::Transport>> make_review_client(asio::io_context& io, const std::string& flag,
+                                                          const std::string& path, const kube::ClientConfig& own) {
   kube::ClientConfig config = own;
   if (!path.empty()) {
     auto loaded = kube::load_client_config(path, "", kube::Environment::process());
-    if (!loaded) return flag + "=" + path + ": " + loaded.error().message;
+    if (!loaded) return failed(flag + "=" + path + ": " + loaded.error().message);
     config = std::move(*loaded);
   }
   kube::TransportOptions topts;
   topts.user_agent = std::string("toy-scheduler/") + TOYSCHED_VERSION;
-  auto created = kube::Transport::create(io.get_executor(), std::move(config), topts);
-  if (!created) return created.error().message;
-  out = std::move(*created);
-  return {};
+  auto created = kube::HttpTransport::create(io.get_executor(), std::move(config), topts);
+  if (!created) return failed(created.error().message);
+  return std::move(*created);
 }
 
-std::string App::serve_securely(const kube::ClientConfig& config) {
+Step<> App::serve_securely(const kube::ClientConfig& config) {
   auto tls = serve::make_server_tls({opts.tls_cert_file, opts.tls_private_key_file}, hostname());
-  if (auto* err = std::get_if<std::string>(&tls)) return *err;
-  if (auto e = make_review_client(io, "--authentication-kubeconfig", opts.authentication_kubeconfig, config,
-                                  authn_transport);
-      !e.empty())
-    return e;
+  if (auto* err = std::get_if<std::string>(&tls)) return failed(*err);
+  auto authn = make_review_client(io, "--authentication-kubeconfig", opts.authentication_kubeconfig, config);
+  if (!authn) return authn.error();
+  authn_transport = std::move(*authn);
   kube::Transport* authz = authn_transport.get();
   if (opts.authorization_kubeconfig != opts.authentication_kubeconfig) {
-    if (auto e = make_review_client(io, "--authorization-kubeconfig", opts.authorization_kubeconfig, config,
-                                    authz_transport);
-        !e.empty())
-      return e;
+    auto own = make_review_client(io, "--authorization-kubeconfig", opts.authorization_kubeconfig, config);
+    if (!own) return own.error();
+    authz_transport = std::move(*own);
     authz = authz_transport.get();
   }
   serve::AuthOptions aopts;
@@ -250,8 +258,8 @@ std::string App::serve_securely(const kube::ClientConfig& config) {
   auto server = serve::HttpServer::listen(io.get_executor(), address, routes,
                                           {std::get<std::shared_ptr<asio::ssl::context>>(tls), auth.get()});
   if (!server)
-    return "--bind-address=" + opts.bind_address + " --secure-port=" + std::to_string(opts.secure_port) + ": " +
-           server.error().message();
+    return failed("--bind-address=" + opts.bind_address + " --secure-port=" + std::to_string(opts.secure_port) + ": " +
+                  server.error().message());
   https.emplace(std::move(*server));
   TS_LOG(0, "Serving securely", {"address", where},
          {"certificate", opts.tls_cert_file.empty() ? std::string("self-signed") : opts.tls_cert_file});
@@ -317,18 +325,18 @@ asio::awaitable<void> App::shutdown(bool wait_for_binds, bool release_lease) {
 // whose terminal lost stderr knows where to look.
 std::string g_dump_file, g_dump_dir;
 
-std::optional<int> set_dump_file(const DrillOptions& drill) {
+Step<> set_dump_file(const DrillOptions& drill) {
   std::string dir = drill.dump_dir.empty() ? "." : drill.dump_dir;
   if (dir.front() != '/') {
     char cwd[4096];
-    if (!getcwd(cwd, sizeof cwd)) return fail_start("--dump-dir: cannot read the working directory");
+    if (!getcwd(cwd, sizeof cwd)) return failed("--dump-dir: cannot read the working directory");
     dir = dir == "." ? std::string(cwd) : std::string(cwd) + "/" + dir;
   }
   std::string path = dir + "/toy-scheduler-dump-" + std::to_string(getpid()) + ".txt";
-  if (!trace::set_dump_file(path)) return fail_start("--dump-dir: path too long: " + path);
+  if (!trace::set_dump_file(path)) return failed("--dump-dir: path too long: " + path);
   g_dump_file = path;
   g_dump_dir = dir;
-  return std::nullopt;
+  return {};
 }
 
 // Said once the start-up checks have passed (a bad flag or kubeconfig stays
@@ -340,20 +348,17 @@ void log_dump_file() {
 }
 
 // -v, --crash-at, the SIGQUIT dump: what must be in place before anything
-// else runs. A value means "exit now with this status".
-std::optional<int> configure_process(const Options& opts) {
+// else runs. --crash-at=list ends here, with the list.
+Step<> configure_process(const Options& opts) {
   log::set_verbosity(opts.verbosity);
   log::set_vmodule(opts.vmodule);  // checked by parse_options
   if (opts.logging_format == "json") log::set_format(log::format::json);
-  if (opts.crash_at == "list") {
-    std::cout << trace::known_points_text();
-    return 0;
-  }
+  if (opts.crash_at == "list") return ExitNow{0, trace::known_points_text(), ""};
   try {
     if (!opts.crash_at.empty()) trace::set_crash_at(trace::parse_crash_at(opts.crash_at));
     if (!opts.throw_at.empty()) trace::set_throw_at(trace::parse_crash_at(opts.throw_at));
   } catch (const std::invalid_argument& e) {
-    return fail_start(opts.throw_at.empty() ? e.what() : std::string(e.what()) + " (--crash-at or --throw-at)");
+    return failed(opts.throw_at.empty() ? e.what() : std::string(e.what()) + " (--crash-at or --throw-at)");
   }
   // Before any thread is started, so that every one inherits it.
   if (opts.cpu_slice_microseconds > 0) {
@@ -369,8 +374,8 @@ std::optional<int> configure_process(const Options& opts) {
 }
 
 // The profiles of --config, or the default profile under --scheduler-name;
-// logged one line each. A string: why the config cannot run.
-std::variant<std::vector<sched::NamedProfile>, std::string> make_profiles(const Options& opts) {
+// logged one line each.
+Step<std::vector<sched::NamedProfile>> make_profiles(const Options& opts) {
   std::vector<sched::NamedProfile> out;
   if (!opts.config) {
     out.push_back({opts.scheduler_name, sched::Profile::make_default(), {}});
@@ -378,7 +383,7 @@ std::variant<std::vector<sched::NamedProfile>, std::string> make_profiles(const 
     for (std::size_t i = 0; i < opts.config->profiles.size(); ++i) {
       const config::ProfileConfig& pc = opts.config->profiles[i];
       auto made = config::build_profile(pc, i);
-      if (auto* err = std::get_if<std::string>(&made)) return "--config " + opts.config_file + ": " + *err;
+      if (auto* err = std::get_if<std::string>(&made)) return failed("--config " + opts.config_file + ": " + *err);
       out.push_back({pc.scheduler_name, std::move(std::get<sched::Profile>(made)), pc.percentage_of_nodes_to_score});
     }
   }
@@ -394,14 +399,15 @@ std::variant<std::vector<sched::NamedProfile>, std::string> make_profiles(const 
 
 // --metrics-bind-address: nothing, or a loopback address. Plain HTTP has
 // no authentication, so it never listens where other machines can reach it.
-std::variant<std::optional<serve::BindAddress>, std::string> plain_address(const std::string& flag) {
+Step<std::optional<serve::BindAddress>> plain_address(const std::string& flag) {
   if (flag.empty()) return std::optional<serve::BindAddress>{};
   auto parsed = serve::parse_bind_address(flag);
-  if (!parsed) return "--metrics-bind-address=" + flag + ": " + parsed.error().message();
+  if (!parsed) return failed("--metrics-bind-address=" + flag + ": " + parsed.error().message());
   boost::system::error_code ec;
   if (!asio::ip::make_address(parsed->host, ec).is_loopback() || ec)
-    return "--metrics-bind-address=" + flag +
-           ": plain HTTP has no authentication and listens on loopback only (127.0.0.1, ::1); use --secure-port";
+    return failed(
+        "--metrics-bind-address=" + flag +
+        ": plain HTTP has no authentication and listens on loopback only (127.0.0.1, ::1); use --secure-port");
   return std::optional<serve::BindAddress>{*parsed};
 }
 
@@ -409,33 +415,28 @@ std::variant<std::optional<serve::BindAddress>, std::string> plain_address(const
 
 int main(int argc, char** argv) {
   auto parsed = parse_options(std::vector<std::string>(argv + 1, argv + argc));
-  if (auto* exit_now = std::get_if<ExitNow>(&parsed)) {
-    if (!exit_now->out.empty()) std::cout << exit_now->out;
-    if (!exit_now->err.empty()) std::cerr << exit_now->err << "\n";
-    return exit_now->status;
-  }
+  if (auto* stop = std::get_if<ExitNow>(&parsed)) return exit_now(*stop);
   const Options& opts = std::get<Options>(parsed);
-  if (auto code = configure_process(opts)) return *code;
+  if (auto configured = configure_process(opts); !configured) return exit_now(configured.error());
   for (const std::string& w : opts.warnings) TS_WARN(w);
   auto profiles = make_profiles(opts);
-  if (auto* err = std::get_if<std::string>(&profiles)) return fail_start(*err);
+  if (!profiles) return exit_now(profiles.error());
   auto plain = plain_address(opts.metrics_bind_address);
-  if (auto* err = std::get_if<std::string>(&plain)) return fail_start(*err);
+  if (!plain) return exit_now(plain.error());
   auto config = kube::load_client_config(opts.kubeconfig, opts.context, kube::Environment::process());
-  if (!config) return fail_start(config.error().message);
+  if (!config) return exit_now(failed(config.error().message));
   if (config->insecure_skip_tls_verify)
     TS_WARN("TLS verification is off because the kubeconfig says insecure-skip-tls-verify",
             {"server", config->server.to_string()});
 
   App app(opts);
-  if (auto err = app.make_clients(*config); !err.empty()) return fail_start(err);
-  app.make_scheduler(std::move(std::get<std::vector<sched::NamedProfile>>(profiles)));
+  if (auto made = app.make_clients(*config); !made) return exit_now(made.error());
+  app.make_scheduler(std::move(*profiles));
   TS_LOG(0, "Starting Kubernetes Scheduler", {"version", TOYSCHED_VERSION}, {"schedulerName", opts.scheduler_name},
          {"server", config->server.to_string()}, {"config", config->origin.describe()});
   log_dump_file();
   app.start_tasks();
-  if (auto err = app.serve(std::get<std::optional<serve::BindAddress>>(plain), *config); !err.empty())
-    return fail_start(err);
+  if (auto served = app.serve(*plain, *config); !served) return exit_now(served.error());
   app.wait_for_signals();
   app.io.run();
   return app.exit_code;

@@ -41,9 +41,9 @@
 #include "toysched/json/writer.hpp"
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/config.hpp"
+#include "toysched/kube/http_transport.hpp"
 #include "toysched/kube/objects.hpp"
 #include "toysched/kube/reflector.hpp"
-#include "toysched/kube/transport.hpp"
 #include "toysched/log/log.hpp"
 
 namespace asio = boost::asio;
@@ -76,7 +76,7 @@ std::unique_ptr<kube::Transport> make_transport(asio::io_context& io, const Comm
   o.qps = -1;
   o.max_idle_connections = idle;
   o.user_agent = "bench-ceiling";
-  auto t = kube::Transport::create(io.get_executor(), *config, o);
+  auto t = kube::HttpTransport::create(io.get_executor(), *config, o);
   if (!t) {
     std::cerr << "bench-ceiling: " << t.error().message << "\n";
     std::exit(1);

@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "toysched/sched/bind_parallelism.hpp"
+
 namespace toysched {
 
 namespace config {
@@ -72,12 +74,8 @@ struct Options {
   double kube_api_qps = 50;
   int kube_api_burst = 100;
 
-  // Binds in flight at once; the scheduling cycle never waits on them. Each
-  // needs a connection of its own (HTTP/1.1), opened at sync and kept warm.
-  // 32: the ReplicaSet controller creates a 60-pod Deployment in batches of
-  // up to 29 pods; with 16, the 17th pod of a batch waited for a 201 (25-100
-  // ms under the burst) and lost its race to kube-scheduler (race drill).
-  int bind_parallelism = 32;
+  // Binds in flight at once (sched/bind_parallelism.hpp says why 32).
+  int bind_parallelism = sched::kDefaultBindParallelism;
 
   // The loop's CPU slice (async/cpu_slice.hpp), microseconds; 0: the kernel's.
   int cpu_slice_microseconds = 100;

@@ -5,31 +5,32 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "toysched/util/scope_exit.hpp"
+
 namespace toysched::async {
 
 namespace asio = boost::asio;
 
-asio::awaitable<bool> Slots::acquire(trace::TaskScope& task, trace::Point point) {
-  if (closed_) co_return false;
+asio::awaitable<Slots::Held> Slots::acquire(trace::TaskScope& task, trace::Point point) {
+  if (closed_) co_return Held{};
   if (held_ < limit_ && waiters_.empty()) {
     ++held_;
-    co_return true;
+    co_return Held{this};
   }
   asio::steady_timer timer(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
   Waiter me{&timer};
   waiters_.push_back(&me);
-  struct leave_line {
-    Slots& s;
-    Waiter& w;
-    // Whatever ends the wait (a grant, close, or the frame destroyed at
-    // shutdown), the line must not keep a pointer into this frame.
-    ~leave_line() {
-      auto it = std::find(s.waiters_.begin(), s.waiters_.end(), &w);
-      if (it != s.waiters_.end()) s.waiters_.erase(it);
-    }
-  } guard{*this, me};
+  // Whatever ends the wait (a grant, close, or the frame destroyed at
+  // shutdown), the line must not keep a pointer into this frame; and a
+  // slot granted to a frame destroyed before it woke passes on.
+  util::scope_exit leave_line([this, &me] {
+    auto it = std::find(waiters_.begin(), waiters_.end(), &me);
+    if (it != waiters_.end()) waiters_.erase(it);
+    if (me.granted && !me.taken) release();
+  });
   co_await trace::traced(task, point, timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-  co_return me.granted;  // release() counted the slot as ours already
+  me.taken = me.granted;
+  co_return me.granted ? Held{this} : Held{};  // release() counted the slot as ours already
 }
 
 void Slots::release() noexcept {

@@ -1,5 +1,7 @@
 #include "toysched/async/wakeup.hpp"
 
+#include "toysched/util/scope_exit.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -16,10 +18,7 @@ asio::awaitable<bool> Wakeup::sleep_until(trace::TaskScope& task, trace::Point p
   }
   asio::steady_timer timer(co_await asio::this_coro::executor, until);
   timer_ = &timer;
-  struct clear {
-    asio::steady_timer*& t;
-    ~clear() { t = nullptr; }
-  } clear_on_exit{timer_};
+  util::scope_exit clear([this] { timer_ = nullptr; });
   co_await trace::traced(task, point, timer.async_wait(asio::as_tuple(asio::use_awaitable)));
   pending_ = false;
   co_return !stopped_;

@@ -74,66 +74,17 @@ asio::awaitable<api_result<HttpResponse>> Api::call(HttpRequest req, std::string
   co_return std::move(*r);
 }
 
-std::string ResourcePath<Pod>::path(std::string_view ns) {
-  return ns.empty() ? "/api/v1/pods" : "/api/v1/namespaces/" + url_encode(ns) + "/pods";
-}
-std::string ResourcePath<Node>::path(std::string_view) { return "/api/v1/nodes"; }
-std::string ResourcePath<Lease>::path(std::string_view ns) {
-  return "/apis/coordination.k8s.io/v1/namespaces/" + url_encode(ns) + "/leases";
-}
-
-namespace {
-// A collection under `prefix` (/api/v1, /apis/GROUP/VERSION): in one
-// namespace, or across all of them when `ns` is empty.
-std::string collection(std::string_view prefix, std::string_view ns, std::string_view plural) {
+std::string collection_path(std::string_view prefix, std::string_view resource, Scope scope, std::string_view ns) {
   std::string p(prefix);
-  if (!ns.empty()) p += "/namespaces/" + url_encode(ns);
-  return p + "/" + std::string(plural);
+  if (scope == Scope::namespaced && !ns.empty()) p += "/namespaces/" + url_encode(ns);
+  p += '/';
+  p += resource;
+  return p;
 }
-}  // namespace
-
-std::string ResourcePath<Namespace>::path(std::string_view) { return "/api/v1/namespaces"; }
-std::string ResourcePath<Service>::path(std::string_view ns) { return collection("/api/v1", ns, name); }
-std::string ResourcePath<ReplicationController>::path(std::string_view ns) { return collection("/api/v1", ns, name); }
-std::string ResourcePath<ReplicaSet>::path(std::string_view ns) { return collection("/apis/apps/v1", ns, name); }
-std::string ResourcePath<StatefulSet>::path(std::string_view ns) { return collection("/apis/apps/v1", ns, name); }
-std::string ResourcePath<PersistentVolumeClaim>::path(std::string_view ns) { return collection("/api/v1", ns, name); }
-std::string ResourcePath<PersistentVolume>::path(std::string_view) { return "/api/v1/persistentvolumes"; }
-std::string ResourcePath<StorageClass>::path(std::string_view) { return "/apis/storage.k8s.io/v1/storageclasses"; }
-std::string ResourcePath<PodDisruptionBudget>::path(std::string_view ns) {
-  return collection("/apis/policy/v1", ns, name);
-}
-
-namespace {
-result<PodList> decode_list(Decoder& d, std::string_view body, Pod*) { return d.pod_list(body); }
-result<NodeList> decode_list(Decoder& d, std::string_view body, Node*) { return d.node_list(body); }
-result<LeaseList> decode_list(Decoder& d, std::string_view body, Lease*) { return d.lease_list(body); }
-result<NamespaceList> decode_list(Decoder& d, std::string_view body, Namespace*) { return d.namespace_list(body); }
-result<ServiceList> decode_list(Decoder& d, std::string_view body, Service*) { return d.service_list(body); }
-result<ReplicationControllerList> decode_list(Decoder& d, std::string_view body, ReplicationController*) {
-  return d.replication_controller_list(body);
-}
-result<ReplicaSetList> decode_list(Decoder& d, std::string_view body, ReplicaSet*) { return d.replica_set_list(body); }
-result<StatefulSetList> decode_list(Decoder& d, std::string_view body, StatefulSet*) {
-  return d.stateful_set_list(body);
-}
-result<PersistentVolumeClaimList> decode_list(Decoder& d, std::string_view body, PersistentVolumeClaim*) {
-  return d.persistent_volume_claim_list(body);
-}
-result<PersistentVolumeList> decode_list(Decoder& d, std::string_view body, PersistentVolume*) {
-  return d.persistent_volume_list(body);
-}
-result<StorageClassList> decode_list(Decoder& d, std::string_view body, StorageClass*) {
-  return d.storage_class_list(body);
-}
-result<PodDisruptionBudgetList> decode_list(Decoder& d, std::string_view body, PodDisruptionBudget*) {
-  return d.pod_disruption_budget_list(body);
-}
-}  // namespace
 
 template <class T>
 asio::awaitable<api_result<List<T>>> Api::list(ListOptions opts) {
-  const std::string path = ResourcePath<T>::path(opts.ns);
+  const std::string path = kind_path<T>(opts.ns);
   for (int restarts = 0;; ++restarts) {
     List<T> all;
     std::string cont;
@@ -153,7 +104,7 @@ asio::awaitable<api_result<List<T>>> Api::list(ListOptions opts) {
         }
         co_return r.error();
       }
-      auto page = decode_list(decoder_, r->body, static_cast<T*>(nullptr));
+      auto page = decoder_.list<T>(r->body);
       if (!page)
         co_return ApiError{page.error(), r->status, std::nullopt, "list " + path + ": " + page.error().message()};
       for (auto& item : page->items) all.items.push_back(std::move(item));
@@ -165,18 +116,9 @@ asio::awaitable<api_result<List<T>>> Api::list(ListOptions opts) {
   }
 }
 
-template asio::awaitable<api_result<PodList>> Api::list<Pod>(ListOptions);
-template asio::awaitable<api_result<NodeList>> Api::list<Node>(ListOptions);
-template asio::awaitable<api_result<LeaseList>> Api::list<Lease>(ListOptions);
-template asio::awaitable<api_result<NamespaceList>> Api::list<Namespace>(ListOptions);
-template asio::awaitable<api_result<ServiceList>> Api::list<Service>(ListOptions);
-template asio::awaitable<api_result<ReplicationControllerList>> Api::list<ReplicationController>(ListOptions);
-template asio::awaitable<api_result<ReplicaSetList>> Api::list<ReplicaSet>(ListOptions);
-template asio::awaitable<api_result<StatefulSetList>> Api::list<StatefulSet>(ListOptions);
-template asio::awaitable<api_result<PersistentVolumeClaimList>> Api::list<PersistentVolumeClaim>(ListOptions);
-template asio::awaitable<api_result<PersistentVolumeList>> Api::list<PersistentVolume>(ListOptions);
-template asio::awaitable<api_result<StorageClassList>> Api::list<StorageClass>(ListOptions);
-template asio::awaitable<api_result<PodDisruptionBudgetList>> Api::list<PodDisruptionBudget>(ListOptions);
+#define TOYSCHED_LIST(Type, ...) template asio::awaitable<api_result<List<Type>>> Api::list<Type>(ListOptions);
+TOYSCHED_KINDS(TOYSCHED_LIST)
+#undef TOYSCHED_LIST
 
 namespace {
 std::string pod_path(std::string_view ns, std::string_view name) {

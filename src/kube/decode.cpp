@@ -474,98 +474,29 @@ result<Status> Decoder::status(std::string_view json, std::size_t readable) {
   return impl_->run<Status>(json, readable, kMaxObjectBytes,
                             whole<Status>([](od::value& v, Status& o) { return get_status(v, o); }));
 }
-result<PodList> Decoder::pod_list(std::string_view json, std::size_t readable) {
-  return page<Pod>(*impl_, json, readable);
+template <class T>
+result<List<T>> Decoder::list(std::string_view json, std::size_t readable) {
+  return page<T>(*impl_, json, readable);
 }
-result<NodeList> Decoder::node_list(std::string_view json, std::size_t readable) {
-  return page<Node>(*impl_, json, readable);
+template <class T>
+result<WatchEvent<T>> Decoder::event(std::string_view line, std::size_t readable) {
+  return one_event<T>(*impl_, line, readable);
 }
-result<LeaseList> Decoder::lease_list(std::string_view json, std::size_t readable) {
-  return page<Lease>(*impl_, json, readable);
-}
-result<NamespaceList> Decoder::namespace_list(std::string_view json, std::size_t readable) {
-  return page<Namespace>(*impl_, json, readable);
-}
-result<ServiceList> Decoder::service_list(std::string_view json, std::size_t readable) {
-  return page<Service>(*impl_, json, readable);
-}
-result<ReplicationControllerList> Decoder::replication_controller_list(std::string_view json, std::size_t readable) {
-  return page<ReplicationController>(*impl_, json, readable);
-}
-result<ReplicaSetList> Decoder::replica_set_list(std::string_view json, std::size_t readable) {
-  return page<ReplicaSet>(*impl_, json, readable);
-}
-result<StatefulSetList> Decoder::stateful_set_list(std::string_view json, std::size_t readable) {
-  return page<StatefulSet>(*impl_, json, readable);
-}
-result<PersistentVolumeClaimList> Decoder::persistent_volume_claim_list(std::string_view json, std::size_t readable) {
-  return page<PersistentVolumeClaim>(*impl_, json, readable);
-}
-result<PersistentVolumeList> Decoder::persistent_volume_list(std::string_view json, std::size_t readable) {
-  return page<PersistentVolume>(*impl_, json, readable);
-}
-result<StorageClassList> Decoder::storage_class_list(std::string_view json, std::size_t readable) {
-  return page<StorageClass>(*impl_, json, readable);
-}
-result<PodDisruptionBudgetList> Decoder::pod_disruption_budget_list(std::string_view json, std::size_t readable) {
-  return page<PodDisruptionBudget>(*impl_, json, readable);
-}
-result<WatchEvent<Pod>> Decoder::pod_event(std::string_view line, std::size_t readable) {
-  return one_event<Pod>(*impl_, line, readable);
-}
-result<WatchEvent<Node>> Decoder::node_event(std::string_view line, std::size_t readable) {
-  return one_event<Node>(*impl_, line, readable);
-}
-result<WatchEvent<Lease>> Decoder::lease_event(std::string_view line, std::size_t readable) {
-  return one_event<Lease>(*impl_, line, readable);
-}
-result<WatchEvent<Namespace>> Decoder::namespace_event(std::string_view line, std::size_t readable) {
-  return one_event<Namespace>(*impl_, line, readable);
-}
-result<WatchEvent<Service>> Decoder::service_event(std::string_view line, std::size_t readable) {
-  return one_event<Service>(*impl_, line, readable);
-}
-result<WatchEvent<ReplicationController>> Decoder::replication_controller_event(std::string_view line,
-                                                                                std::size_t readable) {
-  return one_event<ReplicationController>(*impl_, line, readable);
-}
-result<WatchEvent<ReplicaSet>> Decoder::replica_set_event(std::string_view line, std::size_t readable) {
-  return one_event<ReplicaSet>(*impl_, line, readable);
-}
-result<WatchEvent<StatefulSet>> Decoder::stateful_set_event(std::string_view line, std::size_t readable) {
-  return one_event<StatefulSet>(*impl_, line, readable);
-}
-result<WatchEvent<PersistentVolumeClaim>> Decoder::persistent_volume_claim_event(std::string_view line,
-                                                                                 std::size_t readable) {
-  return one_event<PersistentVolumeClaim>(*impl_, line, readable);
-}
-result<WatchEvent<PersistentVolume>> Decoder::persistent_volume_event(std::string_view line, std::size_t readable) {
-  return one_event<PersistentVolume>(*impl_, line, readable);
-}
-result<WatchEvent<StorageClass>> Decoder::storage_class_event(std::string_view line, std::size_t readable) {
-  return one_event<StorageClass>(*impl_, line, readable);
-}
-result<WatchEvent<PodDisruptionBudget>> Decoder::pod_disruption_budget_event(std::string_view line,
-                                                                             std::size_t readable) {
-  return one_event<PodDisruptionBudget>(*impl_, line, readable);
-}
+#define TOYSCHED_DECODE(Type, ...)                                                              \
+  template result<List<Type>> Decoder::list<Type>(std::string_view json, std::size_t readable); \
+  template result<WatchEvent<Type>> Decoder::event<Type>(std::string_view line, std::size_t readable);
+TOYSCHED_KINDS(TOYSCHED_DECODE)
+#undef TOYSCHED_DECODE
 
-namespace {
 // One parser per thread for the free functions: building a simdjson parser
 // per call would cost more than most decodes.
-Decoder& local_decoder() {
+Decoder& thread_decoder() {
   thread_local Decoder d;
   return d;
 }
-}  // namespace
 
-result<Pod> decode_pod(std::string_view json) { return local_decoder().pod(json); }
-result<Node> decode_node(std::string_view json) { return local_decoder().node(json); }
-result<Lease> decode_lease(std::string_view json) { return local_decoder().lease(json); }
-result<Status> decode_status(std::string_view json) { return local_decoder().status(json); }
-result<PodList> decode_pod_list(std::string_view json) { return local_decoder().pod_list(json); }
-result<NodeList> decode_node_list(std::string_view json) { return local_decoder().node_list(json); }
-result<WatchEvent<Pod>> decode_pod_event(std::string_view line) { return local_decoder().pod_event(line); }
-result<WatchEvent<Node>> decode_node_event(std::string_view line) { return local_decoder().node_event(line); }
-result<WatchEvent<Lease>> decode_lease_event(std::string_view line) { return local_decoder().lease_event(line); }
+result<Pod> decode_pod(std::string_view json) { return thread_decoder().pod(json); }
+result<Node> decode_node(std::string_view json) { return thread_decoder().node(json); }
+result<Lease> decode_lease(std::string_view json) { return thread_decoder().lease(json); }
+result<Status> decode_status(std::string_view json) { return thread_decoder().status(json); }
 }  // namespace toysched::kube

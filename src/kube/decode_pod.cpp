@@ -130,6 +130,7 @@ struct Container {
   std::string name;  // matches its status
   std::string image;
   Resources requests;
+  unsigned named = 0;         // ResourceList bits of the cpu and memory its requests or limits name
   bool restartable = false;   // an init container with restartPolicy Always: a sidecar
   bool restarts_all = false;  // a restartPolicyRules entry's action is RestartAllContainers
   std::vector<HostPort> host_ports;
@@ -175,6 +176,7 @@ errc get_container(od::value& v, Container& c) {
     });
   }));
   c.requests = effective_requests(req, lim);
+  c.named = req.present | lim.present;
   return errc::ok;
 }
 
@@ -192,7 +194,8 @@ struct StatusResources {
 // calls it):
 //   max( Σ app containers + Σ sidecars,
 //        for each plain init container: its request + sidecars started before it )
-//   then pod-level spec.resources replaces cpu/memory, then + spec.overhead;
+//   then pod-level spec.resources replaces cpu, memory and hugepages-* where
+//   it sets them, then + spec.overhead;
 // where a container (app or sidecar) or the pod has status resources, its
 // request is max(spec, actuated, allocated): a resize counts from the
 // moment it is asked for, and a resize down only once the kubelet has
@@ -228,32 +231,117 @@ Resources container_requests(const Container& c, const PodParts& s) {
   return c.requests;
 }
 
-Resources pod_requests(const PodParts& s) {
+bool is_hugepages(std::string_view name) { return name.starts_with("hugepages-"); }
+
+// Pod-level requests (KEP-2837): cpu, memory and hugepages-* can be set
+// there, and each one set replaces the containers' total for it.
+void apply_pod_level(const PodParts& s, Resources& total) {
+  Resources pod_level = effective_requests(s.pod_req, s.pod_lim);
+  if (s.pod_status) pod_level = with_status(pod_level, *s.pod_status, s.resize_infeasible);
+  const unsigned named = s.pod_req.present | s.pod_lim.present;
+  if (named & ResourceList::cpu) total.milli_cpu = pod_level.milli_cpu;
+  if (named & ResourceList::memory) total.memory = pod_level.memory;
+  for (const auto* list : {&s.pod_req.r.extended, &s.pod_lim.r.extended}) {
+    for (const auto& e : *list) {
+      if (is_hugepages(e.first)) extended_slot(total.extended, e.first) = pod_level.extended_value(e.first);
+    }
+  }
+}
+
+// NonMissingContainerRequests: what a container that names no request for
+// cpu (memory) gets instead; 0 adds nothing.
+struct Defaults {
+  std::int64_t milli_cpu = 0;
+  std::int64_t memory = 0;
+};
+
+// Which of cpu and memory a container's request names. A limit names it
+// too (the API's defaulting copies it into the request), and so does a
+// resize the kubelet reports (status resources).
+unsigned named(const Container& c, const PodParts& s) {
+  unsigned n = c.named;
+  for (const auto& st : s.container_status) {
+    if (st.name != c.name) continue;
+    for (const Resources* r : {&st.actuated, &st.allocated}) {
+      if (r->milli_cpu != 0) n |= ResourceList::cpu;
+      if (r->memory != 0) n |= ResourceList::memory;
+    }
+  }
+  return n;
+}
+
+Resources with_defaults(Resources r, unsigned names, const Defaults& d) {
+  if (!(names & ResourceList::cpu)) r.milli_cpu += d.milli_cpu;
+  if (!(names & ResourceList::memory)) r.memory += d.memory;
+  return r;
+}
+
+// `pod_level`: whether pod-level requests replace the containers' total
+// (upstream skips them only where noted below).
+Resources pod_requests(const PodParts& s, const Defaults& d = {}, bool pod_level = true) {
   Resources total;
-  for (const auto& c : s.apps) add_into(total, container_requests(c, s));
+  for (const auto& c : s.apps) add_into(total, with_defaults(container_requests(c, s), named(c, s), d));
   Resources sidecars, init_peak;
   for (const auto& c : s.inits) {
     if (c.restartable) {
-      const Resources r = container_requests(c, s);
+      const Resources r = with_defaults(container_requests(c, s), named(c, s), d);
       add_into(total, r);
       add_into(sidecars, r);
       max_into(init_peak, sidecars);
     } else {
       // A plain init container has run to completion: its spec is what counts.
-      Resources during = c.requests;
+      Resources during = with_defaults(c.requests, c.named, d);
       add_into(during, sidecars);
       max_into(init_peak, during);
     }
   }
   max_into(total, init_peak);
-  // Pod-level resources (KEP-2837): only cpu and memory are supported there.
-  Resources pod_level = effective_requests(s.pod_req, s.pod_lim);
-  if (s.pod_status) pod_level = with_status(pod_level, *s.pod_status, s.resize_infeasible);
-  if ((s.pod_req.present | s.pod_lim.present) & ResourceList::cpu) total.milli_cpu = pod_level.milli_cpu;
-  if ((s.pod_req.present | s.pod_lim.present) & ResourceList::memory) total.memory = pod_level.memory;
+  if (pod_level) apply_pod_level(s, total);
   add_into(total, s.overhead.r);
   total.pods = 0;  // the scheduler counts pods on its own
   return total;
+}
+
+// Whether spec.resources names a resource pod-level requests may set
+// (IsPodLevelRequestsSet, after the API's defaulting of requests from limits).
+bool pod_level_set(const PodParts& s) {
+  if ((s.pod_req.present | s.pod_lim.present) & (ResourceList::cpu | ResourceList::memory)) return true;
+  for (const auto* list : {&s.pod_req.r.extended, &s.pod_lim.r.extended}) {
+    if (std::any_of(list->begin(), list->end(), [](const auto& e) { return is_hugepages(e.first); })) return true;
+  }
+  return false;
+}
+
+// Which of cpu and memory the pod's whole request names: any container,
+// the pod level or the overhead.
+unsigned named_anywhere(const PodParts& s) {
+  unsigned n = s.pod_req.present | s.pod_lim.present | s.overhead.present;
+  for (const auto* list : {&s.apps, &s.inits}) {
+    for (const auto& c : *list) n |= named(c, s);
+  }
+  return n;
+}
+
+// The two non-zero requests of kube::Pod (objects.hpp), from the request
+// already computed without defaults.
+void set_nonzero(const PodParts& s, Pod& p) {
+  constexpr Defaults kBoth{kDefaultMilliCpuRequest, kDefaultMemoryRequest};
+  // NodeResourcesFit's scorer is built without the PodLevelResources gate
+  // (NewFit sets it on the plugin, not on its resourceAllocationScorer), so
+  // upstream scores the pod being scheduled without its pod-level requests.
+  const Resources incoming = pod_requests(s, kBoth, /*pod_level=*/false);
+  p.nonzero_incoming = NonZeroRequests{incoming.milli_cpu, incoming.memory};
+  if (!pod_level_set(s)) {
+    p.nonzero = p.nonzero_incoming;
+    return;
+  }
+  // getNonMissingContainerRequests: with pod-level requests, a default only
+  // for a resource nothing names.
+  const unsigned n = named_anywhere(s);
+  const Defaults d{n & ResourceList::cpu ? 0 : kDefaultMilliCpuRequest,
+                   n & ResourceList::memory ? 0 : kDefaultMemoryRequest};
+  const Resources counted = d.milli_cpu == 0 && d.memory == 0 ? p.requests : pod_requests(s, d);
+  p.nonzero = NonZeroRequests{counted.milli_cpu, counted.memory};
 }
 
 errc get_pod_spec(od::value& v, Pod& p, PodParts& parts) {
@@ -408,6 +496,7 @@ errc get_pod(od::value& v, Pod& p) {
   p.terminating_by_preemption = m.deleting && parts.preempted.value_or(false);
   take_meta(std::move(m), p);
   p.requests = pod_requests(parts);
+  set_nonzero(parts, p);
   take_images(parts, p);
   return errc::ok;
 }

@@ -9,6 +9,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "toysched/trace/tasks.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 #include <charconv>
 #include <cstring>
@@ -214,14 +215,10 @@ asio::awaitable<expected<HttpResponse>> H2Session::exchange(const H2Request& req
       nghttp2_submit_request(session_, nullptr, nv.data(), nv.size(), with_body ? &body : nullptr, &p);
   if (id < 0) co_return fail(errc::connection_lost, std::string("HTTP/2 request: ") + nghttp2_strerror(id));
   pending_[id] = &p;
-  struct forget {
-    H2Session& s;
-    std::int32_t id;
-    ~forget() {
-      s.pending_.erase(id);
-      if (s.closing_ && s.pending_.empty()) s.close();
-    }
-  } guard{*this, id};
+  util::scope_exit forget([this, id] {
+    pending_.erase(id);
+    if (closing_ && pending_.empty()) close();
+  });
   last_active_ = std::chrono::steady_clock::now();
   p.timer.expires_after(budget);
   co_await flush();

@@ -6,6 +6,7 @@
 
 #include "toysched/kube/watch_framer.hpp"
 #include "toysched/log/log.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 namespace toysched::kube {
 
@@ -14,7 +15,7 @@ using namespace std::chrono_literals;
 
 std::chrono::milliseconds Backoff::next() {
   auto base = step_;
-  step_ = std::min<std::chrono::milliseconds>(step_ * 2, 30s);
+  step_ = std::min<std::chrono::milliseconds>(step_ * 2, max_);
   std::uniform_real_distribution<double> jitter(0.0, 1.0);
   return std::chrono::milliseconds(static_cast<std::int64_t>(base.count() * (1.0 + jitter(rng_))));
 }
@@ -45,32 +46,16 @@ Reflector<T>::Reflector(Api& api, Handler<T>& handler, ListOptions opts)
     : api_(api), handler_(handler), opts_(std::move(opts)) {}
 
 template <class T>
+void Reflector<T>::set_timing(const ReflectorTiming& t) {
+  timing_ = t;
+  backoff_ = Backoff(std::random_device{}(), t.backoff_initial, t.backoff_max);
+}
+
+template <class T>
 void Reflector<T>::stop() {
   wakeup_.stop();
   if (stream_) stream_->close();
 }
-
-namespace {
-// The decoder's method for each kind, picked by the pointer's type.
-auto decode_event(Decoder& d, std::string_view line, Pod*) { return d.pod_event(line); }
-auto decode_event(Decoder& d, std::string_view line, Node*) { return d.node_event(line); }
-auto decode_event(Decoder& d, std::string_view line, Lease*) { return d.lease_event(line); }
-auto decode_event(Decoder& d, std::string_view line, Namespace*) { return d.namespace_event(line); }
-auto decode_event(Decoder& d, std::string_view line, Service*) { return d.service_event(line); }
-auto decode_event(Decoder& d, std::string_view line, ReplicationController*) {
-  return d.replication_controller_event(line);
-}
-auto decode_event(Decoder& d, std::string_view line, ReplicaSet*) { return d.replica_set_event(line); }
-auto decode_event(Decoder& d, std::string_view line, StatefulSet*) { return d.stateful_set_event(line); }
-auto decode_event(Decoder& d, std::string_view line, PersistentVolumeClaim*) {
-  return d.persistent_volume_claim_event(line);
-}
-auto decode_event(Decoder& d, std::string_view line, PersistentVolume*) { return d.persistent_volume_event(line); }
-auto decode_event(Decoder& d, std::string_view line, StorageClass*) { return d.storage_class_event(line); }
-auto decode_event(Decoder& d, std::string_view line, PodDisruptionBudget*) {
-  return d.pod_disruption_budget_event(line);
-}
-}  // namespace
 
 template <class T>
 asio::awaitable<bool> Reflector<T>::list() {
@@ -101,8 +86,7 @@ std::string Reflector<T>::watch_target() {
   // A random timeout spreads the re-watches of many clients (client-go: 5–10 min).
   std::uniform_int_distribution<int> secs(300, 599);
   static thread_local std::mt19937 rng(std::random_device{}());
-  std::string target = ResourcePath<T>::path(opts_.ns) +
-                       "?watch=1&allowWatchBookmarks=true&resourceVersion=" + url_encode(rv_) +
+  std::string target = kind_path<T>(opts_.ns) + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + url_encode(rv_) +
                        "&timeoutSeconds=" + std::to_string(secs(rng));
   if (!opts_.field_selector.empty()) target += "&fieldSelector=" + url_encode(opts_.field_selector);
   if (!opts_.label_selector.empty()) target += "&labelSelector=" + url_encode(opts_.label_selector);
@@ -152,7 +136,7 @@ template <class T>
 std::optional<WatchEnd> Reflector<T>::apply_events(WatchFramer& framer, bool& turn) {
   std::string line;
   while (framer.next_line(line)) {
-    auto ev = decode_event(decoder_, line, static_cast<T*>(nullptr));
+    auto ev = decoder_.event<T>(line);
     if (!ev) {
       // The event itself is broken (not its object: that is skipped below),
       // so the stream cannot be trusted past it.
@@ -248,15 +232,11 @@ template <class T>
 asio::awaitable<WatchEnd> Reflector<T>::watch() {
   ++stats_.watches;
   WatchFramer framer;
-  struct closer {
-    std::unique_ptr<Stream>& s;
-    bool& watching;
-    ~closer() {
-      if (s) s->close();
-      s.reset();
-      watching = false;
-    }
-  } close_at_end{stream_, watching_};
+  util::scope_exit closer([this] {
+    if (stream_) stream_->close();
+    stream_.reset();
+    watching_ = false;
+  });
   if (auto refused = co_await open_watch(framer)) co_return *refused;
   watching_ = true;
   co_return co_await read_events(framer);
@@ -272,7 +252,7 @@ asio::awaitable<WatchEnd> Reflector<T>::watch() {
 // would not tell us it has changed its mind.
 template <class T>
 asio::awaitable<void> Reflector<T>::back_off() {
-  constexpr auto probe_interval = 500ms;
+  const auto probe_interval = timing_.probe_interval;
   const auto until = std::chrono::steady_clock::now() + backoff_.next();
   if (!unreachable_) {
     co_await wakeup_.sleep_until(*task_, trace::points::watch_backoff, until);
@@ -293,10 +273,7 @@ template <class T>
 asio::awaitable<void> Reflector<T>::run() {
   trace::TaskScope task{"watch/", resource()};
   task_ = &task;
-  struct clear_task {
-    trace::TaskScope*& t;
-    ~clear_task() { t = nullptr; }
-  } clear{task_};
+  util::scope_exit clear_task([this] { task_ = nullptr; });
   bool need_list = true;
   while (!wakeup_.stopped()) {
     if (need_list) {
@@ -333,17 +310,8 @@ asio::awaitable<void> Reflector<T>::run() {
   }
 }
 
-template class Reflector<Pod>;
-template class Reflector<Node>;
-template class Reflector<Lease>;
-template class Reflector<Namespace>;
-template class Reflector<Service>;
-template class Reflector<ReplicationController>;
-template class Reflector<ReplicaSet>;
-template class Reflector<StatefulSet>;
-template class Reflector<PersistentVolumeClaim>;
-template class Reflector<PersistentVolume>;
-template class Reflector<StorageClass>;
-template class Reflector<PodDisruptionBudget>;
+#define TOYSCHED_REFLECTOR(Type, ...) template class Reflector<Type>;
+TOYSCHED_KINDS(TOYSCHED_REFLECTOR)
+#undef TOYSCHED_REFLECTOR
 
 }  // namespace toysched::kube

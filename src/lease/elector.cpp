@@ -2,13 +2,17 @@
 
 #include <unistd.h>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <cstdlib>
 
 #include "toysched/kube/decode.hpp"
 #include "toysched/log/log.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 namespace toysched::lease {
 
@@ -185,7 +189,7 @@ asio::awaitable<bool> Elector::acquire() {
   for (;;) {
     if (wakeup_.stopped()) co_return false;
     const auto sent = steady::now();
-    if (co_await try_acquire_or_renew()) {
+    if (co_await attempt()) {
       stats_.last_renew = sent;  // the write happened after this: deadlines count from here
       co_return true;
     }
@@ -230,7 +234,7 @@ asio::awaitable<bool> Elector::renew_until_lost() {
     const auto sent = steady::now();
     kube::RequestLimits limits;
     limits.deadline = stats_.last_renew + opts_.renew_deadline;
-    if (co_await try_acquire_or_renew(limits) && state_.held_by_me()) {
+    if (co_await attempt(limits) && state_.held_by_me()) {
       stats_.last_renew = sent;
       TS_LOG(5, "successfully renewed lease", {"lease", lease});
       continue;
@@ -247,21 +251,18 @@ asio::awaitable<bool> Elector::renew_until_lost() {
 asio::awaitable<bool> Elector::run(std::function<void()> on_leading) {
   trace::TaskScope task("lease/renew");
   task_ = &task;
-  struct clear_task {
-    trace::TaskScope*& t;
-    ~clear_task() { t = nullptr; }
-  } clear{task_};
+  util::scope_exit clear_task([this] { task_ = nullptr; });
   const std::string lease = opts_.resource_namespace + "/" + opts_.resource_name;
   TS_LOG(0, "attempting to acquire leader lease...", {"lease", lease}, {"identity", state_.identity()});
   // The watch starts before the first attempt, so a holder that lets go
   // while we wait is seen at once.
   asio::co_spawn(co_await asio::this_coro::executor, lease_watch_->run(),
                  supervisor_.handler("watch/leases", async::Criticality::expendable));
-  struct stop_watch {
-    kube::Reflector<kube::Lease>& w;
-    ~stop_watch() { w.stop(); }
-  } stop_at_end{*lease_watch_};
+  util::scope_exit stop_watch([&watch = *lease_watch_] { watch.stop(); });
   if (!co_await acquire()) co_return true;
+  // Stopped (or released) while the acquiring write was on its way: we do
+  // not lead; release() hands back what that write took.
+  if (wakeup_.stopped()) co_return true;
   stats_.leading = true;
   ++stats_.transitions_seen;
   TS_LOG(0, "successfully acquired lease", {"lease", lease}, {"identity", state_.identity()});
@@ -275,11 +276,38 @@ void Elector::stop() {
   stats_.leading = false;
 }
 
+// An attempt marked in flight from its GET to its PUT's answer, for
+// release() to wait on (attempt_settled).
+asio::awaitable<bool> Elector::attempt(kube::RequestLimits limits) {
+  attempting_ = true;
+  util::scope_exit in_flight([this] {
+    attempting_ = false;
+    if (release_waiting_) release_waiting_->cancel();
+  });
+  co_return co_await try_acquire_or_renew(std::move(limits));
+}
+
+// An attempt on its way when the release is asked: its answer is the record
+// to hand back. Written over the version before it, the release would be
+// refused (409) and left to one re-read; an acquire that then went through
+// would leave us holding a lease nobody renews.
+asio::awaitable<void> Elector::attempt_settled(trace::TaskScope& task) {
+  while (attempting_) {
+    asio::steady_timer timer(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
+    release_waiting_ = &timer;
+    util::scope_exit leave([this] { release_waiting_ = nullptr; });
+    co_await trace::traced(task, trace::points::lease_release_wait,
+                           timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+  }
+}
+
 asio::awaitable<void> Elector::release() {
   trace::TaskScope task("lease/release");
-  bool leading = stats_.leading;
+  const bool leading = stats_.leading, attempting = attempting_;
   stop();
-  if (!leading || !last_) co_return;
+  if (!leading && !attempting) co_return;
+  co_await attempt_settled(task);
+  if (!last_ || !state_.held_by_me()) co_return;  // another holds it now: not ours to hand back
   auto wrote =
       co_await trace::traced(task, trace::points::lease_update, api_.update_lease(state_.release(*last_, wall::now())));
   if (!wrote) {

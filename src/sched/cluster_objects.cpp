@@ -201,9 +201,41 @@ void ClusterObjectIndex::erase(const kube::PodDisruptionBudget& pdb) {
   erase_from(pdbs_, pdb.ns, pdb.name);
 }
 
-ClusterObjectIndex::Counts ClusterObjectIndex::counts() const {
-  return {namespaces_.size(), count_all(services_), count_all(rcs_), count_all(rss_), count_all(sss_),
-          count_all(claims_), volumes_.size(),      classes_.size(), pdb_list_.size()};
+template <>
+std::size_t ClusterObjectIndex::count<kube::Namespace>() const {
+  return namespaces_.size();
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::Service>() const {
+  return count_all(services_);
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::ReplicationController>() const {
+  return count_all(rcs_);
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::ReplicaSet>() const {
+  return count_all(rss_);
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::StatefulSet>() const {
+  return count_all(sss_);
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::PersistentVolumeClaim>() const {
+  return count_all(claims_);
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::PersistentVolume>() const {
+  return volumes_.size();
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::StorageClass>() const {
+  return classes_.size();
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::PodDisruptionBudget>() const {
+  return pdb_list_.size();
 }
 
 std::string selector_text(const kube::LabelSelector& s) {
@@ -230,48 +262,37 @@ std::string selector_text(const kube::LabelSelector& s) {
   return out;
 }
 
+namespace {
+// One reflector per kind, each feeding its handler of the index.
+template <class... T>
+auto make_reflectors(kube::Api& api, ClusterObjectIndex& index, KindList<T...>) {
+  return std::make_tuple(std::make_unique<kube::Reflector<T>>(api, index.handler<T>(), kube::ListOptions{})...);
+}
+}  // namespace
+
 ClusterInformers::ClusterInformers(kube::Api& api, std::function<void(const char*)> changed,
                                    std::function<void()> listed)
-    : index_(std::move(changed), std::move(listed)),
-      namespaces_(api, index_.namespaces(), kube::ListOptions{}),
-      services_(api, index_.services(), kube::ListOptions{}),
-      rcs_(api, index_.replication_controllers(), kube::ListOptions{}),
-      rss_(api, index_.replica_sets(), kube::ListOptions{}),
-      sss_(api, index_.stateful_sets(), kube::ListOptions{}),
-      pvcs_(api, index_.claims(), kube::ListOptions{}),
-      pvs_(api, index_.volumes(), kube::ListOptions{}),
-      scs_(api, index_.storage_classes(), kube::ListOptions{}),
-      pdbs_(api, index_.disruption_budgets(), kube::ListOptions{}) {}
+    : index_(std::move(changed), std::move(listed)), reflectors_(make_reflectors(api, index_, ClusterKinds{})) {}
 
 boost::asio::awaitable<void> ClusterInformers::run() {
   using namespace boost::asio::experimental::awaitable_operators;
-  co_await (namespaces_.run() && services_.run() && rcs_.run() && rss_.run() && sss_.run() && pvcs_.run() &&
-            pvs_.run() && scs_.run() && pdbs_.run());
+  co_await std::apply([](auto&... r) { return (r->run() && ...); }, reflectors_);
 }
 
 void ClusterInformers::stop() {
-  namespaces_.stop();
-  services_.stop();
-  rcs_.stop();
-  rss_.stop();
-  sss_.stop();
-  pvcs_.stop();
-  pvs_.stop();
-  scs_.stop();
-  pdbs_.stop();
+  for_each([](auto& r) { r.stop(); });
 }
 
 bool ClusterInformers::synced() const noexcept {
-  return namespaces_.synced() && services_.synced() && rcs_.synced() && rss_.synced() && sss_.synced() &&
-         pvcs_.synced() && pvs_.synced() && scs_.synced() && pdbs_.synced();
+  bool all = true;
+  for_each([&](const auto& r) { all = all && r.synced(); });
+  return all;
 }
 
-std::array<ClusterInformers::Watch, 9> ClusterInformers::watch_stats() const noexcept {
-  return {Watch{"namespaces", &namespaces_.stats()},      Watch{"services", &services_.stats()},
-          Watch{"replicationcontrollers", &rcs_.stats()}, Watch{"replicasets", &rss_.stats()},
-          Watch{"statefulsets", &sss_.stats()},           Watch{"persistentvolumeclaims", &pvcs_.stats()},
-          Watch{"persistentvolumes", &pvs_.stats()},      Watch{"storageclasses", &scs_.stats()},
-          Watch{"poddisruptionbudgets", &pdbs_.stats()}};
+std::vector<ClusterInformers::Informer> ClusterInformers::informers() const {
+  std::vector<Informer> out;
+  for_each([&](const auto& r) { out.push_back({r.resource(), &r.stats(), r.store().size()}); });
+  return out;
 }
 
 }  // namespace toysched::sched

@@ -11,7 +11,6 @@ namespace toysched::sched {
 using clock = std::chrono::steady_clock;
 
 namespace {
-std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
 
 // Whether an update to a pending pod could change where it fits. Status-only
 // updates (our own PodScheduled patch among them) must not send an
@@ -174,15 +173,18 @@ void Scheduler::move_unschedulable(const char* event) {
 Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opts, async::Supervisor& supervisor)
     : api_(api),
       opts_(std::move(opts)),
-      supervisor_(supervisor),
       queue_(Queue::Options{opts_.pod_initial_backoff, opts_.pod_max_backoff, opts_.pod_max_in_unschedulable}),
       events_(events_api, opts_.scheduler_name, opts_.instance.empty() ? opts_.scheduler_name : opts_.instance,
-              supervisor),
+              supervisor, order_),
       rng_(opts_.seed),
       explain_(opts_.explain_rows),
       pod_events_(std::make_unique<PodEvents>(*this)),
       node_events_(std::make_unique<NodeEvents>(*this)),
-      post_slots_(static_cast<std::size_t>(std::max(1, opts_.bind_parallelism))) {
+      binder_(api_,
+              BinderContext{cache_, queue_, events_, order_, stats_, observer_, outcome_,
+                            [this](const kube::Pod& p) { return informer_pod(p); },
+                            [this](const char* event) { move_unschedulable(event); }, [this] { wake(); }},
+              BinderOptions{opts_.bind_parallelism, opts_.bind_delay}, supervisor) {
   if (opts_.profiles.empty()) opts_.profiles.push_back({opts_.scheduler_name, Profile::make_default(), {}});
   for (NamedProfile& p : opts_.profiles) {
     const int percentage = p.percentage_of_nodes_to_score.value_or(opts_.percentage_of_nodes_to_score);

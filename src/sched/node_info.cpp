@@ -65,8 +65,9 @@ void erase_pointer(std::vector<const kube::Pod*>& v, const kube::Pod* p) {
 
 void NodeInfo::add_pod(const kube::Pod& p) {
   add_resources(requested, p.requests, +1);
-  nonzero_milli_cpu += sched::nonzero_milli_cpu(p.requests);
-  nonzero_memory += sched::nonzero_memory(p.requests);
+  const kube::NonZeroRequests nz = nonzero_requests(p);
+  nonzero_milli_cpu += nz.milli_cpu;
+  nonzero_memory += nz.memory;
   ++pod_count;
   used_ports.insert(used_ports.end(), p.host_ports.begin(), p.host_ports.end());
   const std::uint64_t h = group_hash(p);
@@ -83,8 +84,9 @@ void NodeInfo::add_pod(const kube::Pod& p) {
 
 void NodeInfo::remove_pod(const kube::Pod& p) {
   add_resources(requested, p.requests, -1);
-  nonzero_milli_cpu -= sched::nonzero_milli_cpu(p.requests);
-  nonzero_memory -= sched::nonzero_memory(p.requests);
+  const kube::NonZeroRequests nz = nonzero_requests(p);
+  nonzero_milli_cpu -= nz.milli_cpu;
+  nonzero_memory -= nz.memory;
   --pod_count;
   // One occurrence per port of the pod, the last one first: ports of the
   // most recently added pod sit at the end, so this is usually a pop_back.

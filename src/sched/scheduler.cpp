@@ -1,11 +1,10 @@
-// The scheduling loop, schedule_one and the binding cycle. The informers'
-// handlers are in event_handlers.cpp; the decision itself in algorithm.cpp.
+// The scheduling loop and schedule_one, PostFilter included. The binding
+// cycle is the Binder's (binder.cpp), the informers' handlers are in
+// event_handlers.cpp, the decision itself in algorithm.cpp.
 #include "toysched/sched/scheduler.hpp"
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -20,7 +19,6 @@ using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 
 namespace {
-std::string key(const kube::Pod& p) { return p.ns + "/" + p.name; }
 double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
 // Decisions in a row before the loop lets watches and binds run: a trip
 // through the loop per pod would cost more than the decision.
@@ -30,14 +28,7 @@ constexpr int kDecisionsPerYield = 8;
 // race won when its slot comes), but not without bound: each holds an
 // assumption and a coroutine frame.
 constexpr int kMaxBindsPending = 1024;
-// How often the bind connections are looked after (keep_connections_warm).
-constexpr auto kKeepWarmEvery = 15s;
 }  // namespace
-
-bool bind_conflict_was_ours(const kube::ApiError& err, const kube::Pod* now, const std::string& uid,
-                            const std::string& node) {
-  return err.is_conflict() && err.replayed && now && now->uid == uid && now->node_name == node;
-}
 
 const kube::Pod* Scheduler::informer_pod(const kube::Pod& p) const { return pods_->store().find(key(p)); }
 
@@ -69,10 +60,11 @@ asio::awaitable<void> Scheduler::run_informers() {
   co_await (nodes_->run() && pods_->run() && objects_->run());
 }
 
-// A pod to decide now, if the informers have synced and a bind slot is free.
+// A pod to decide now, if the informers have synced, the bind connections
+// are open and binds pending are within bounds.
 std::optional<Queue::Item> Scheduler::next_pod(Queue::clock::time_point now) {
   queue_.flush(now);
-  if (!synced() || stats_.binds_in_flight >= kMaxBindsPending) return std::nullopt;
+  if (!synced() || !binder_.connections_open() || stats_.binds_in_flight >= kMaxBindsPending) return std::nullopt;
   return queue_.pop(now);
 }
 
@@ -90,28 +82,12 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
   int since_yield = 0;
   loop_started_ = true;
   while (!wakeup_.stopped()) {
-    if (!warmed_up_ && synced()) {
+    if (!synced_seen_ && synced()) {
+      synced_seen_ = true;
       log_synced();
-      // The HTTP/2 connection (or, without it, one HTTP/1.1 connection per
-      // bind in flight), opened before the first burst: the informers' sync
-      // wakes the loop, so this happens at start-up (and /readyz waits for
-      // it), not while the first pods wait.
-      const auto began = clock::now();
-      auto& transport = api_.transport();
-      co_await transport.warm_up(static_cast<std::size_t>(opts_.bind_parallelism));
-      warmed_up_ = true;
-      TS_LOG(2, "Bind connections open", {"protocol", transport.http2() ? "HTTP/2" : "HTTP/1.1"},
-             {"connections", transport.http2() ? std::size_t{1} : transport.idle_connections()},
-             {"milliseconds", std::chrono::duration<double, std::milli>(clock::now() - began).count()});
-      next_keep_warm_ = clock::now() + kKeepWarmEvery;
+      binder_.open_connections();  // wakes the loop once they are open
     }
     auto now = clock::now();
-    if (warmed_up_ && !keeping_warm_ && now >= next_keep_warm_) {
-      keeping_warm_ = true;
-      next_keep_warm_ = now + kKeepWarmEvery;
-      asio::co_spawn(ex, keep_connections_warm(),
-                     supervisor_.handler("bind/keep-warm", "bind/keep-warm", async::Criticality::expendable));
-    }
     auto item = next_pod(now);
     if (!item) {
       if (!co_await wakeup_.sleep_until(task, trace::points::schedule_pop, next_wake(now))) break;
@@ -124,16 +100,6 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
       co_await trace::traced(task, trace::points::schedule_yield, asio::post(ex, asio::use_awaitable));
     }
   }
-}
-
-// The bind connections, kept open through quiet spells: the server closes
-// one idle for 90 s, so each is replaced after 60 s idle, ahead of need.
-asio::awaitable<void> Scheduler::keep_connections_warm() {
-  struct done {
-    bool& flag;
-    ~done() { flag = false; }
-  } clear{keeping_warm_};
-  co_await api_.transport().keep_warm(static_cast<std::size_t>(opts_.bind_parallelism), 60s);
 }
 
 // What one decision sees: the cache's nodes, the informers' objects, the
@@ -194,7 +160,7 @@ void Scheduler::schedule_one(Queue::Item item) {
     // run evicts nothing; a refused pod was not looked at).
     if (decided && !opts_.dry_run && d.status != Decision::Status::error)
       nominate = post_filter(pod, *prof, cluster, d);
-    handle_scheduling_failure(pod, d, cycle_seconds, nominate);
+    handle_scheduling_failure(pod, d, cycle_seconds, nominate, cluster.nodes.empty());
     return;
   }
   if (opts_.dry_run) {
@@ -213,18 +179,9 @@ void Scheduler::schedule_one(Queue::Item item) {
   }
   nominator_.remove(pod.uid);  // it counts on its node as assumed now
   ++stats_.attempts_scheduled;
-  ++stats_.binds_in_flight;
-  std::string task = "bind/" + key(pod);
   times.decided = clock::now();
-  BindRequest req{std::move(item.pod),
-                  std::move(d.node),
-                  d.evaluated_nodes,
-                  d.feasible_nodes,
-                  item.attempts,
-                  item.first_queued,
-                  times};
-  asio::co_spawn(api_.transport().executor(), bind(std::move(req)),
-                 supervisor_.handler("bind", std::move(task), async::Criticality::expendable));
+  binder_.spawn_bind(BindRequest{std::move(item.pod), std::move(d.node), d.evaluated_nodes, d.feasible_nodes,
+                                 item.attempts, item.first_queued, times});
 }
 
 // -v=10, as kube-scheduler's prioritizeNodes logs them: each plugin's
@@ -257,183 +214,83 @@ void Scheduler::dry_run(const Queue::Item& item, const Decision& d, double cycle
          {"evaluatedNodes", d.evaluated_nodes}, {"feasibleNodes", d.feasible_nodes});
 }
 
+// Upstream's queue counts an attempt as unschedulable only when plugins
+// rejected the pod (a FitError names them); an error, and a cluster with no
+// nodes (ErrNoNodesAvailable: no plugin ran), count as consecutive errors, so
+// the pod comes back after the error backoff rather than waiting for an
+// event. The metric still calls an empty cluster unschedulable, as upstream's.
 void Scheduler::handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds,
-                                          const std::optional<std::string>& nominate) {
+                                          const std::optional<std::string>& nominate, bool no_nodes) {
   bool error = d.status == Decision::Status::error;
   if (error)
     ++stats_.attempts_error;
   else
     ++stats_.attempts_unschedulable;
   if (observer_.attempt) observer_.attempt(error ? "error" : "unschedulable", pod.scheduler_name, cycle_seconds);
-  TS_LOG(2, "Unable to schedule pod; no fit; waiting", {"pod", key(pod)}, {"err", d.message});
-  queue_.unschedulable(pod.uid, clock::now());
+  if (no_nodes)
+    TS_LOG(2, "Unable to schedule pod; no nodes are registered to the cluster; waiting", {"pod", key(pod)});
+  else if (error)
+    TS_ERROR("Error scheduling pod; retrying", {"pod", key(pod)}, {"err", d.message});
+  else
+    TS_LOG(2, "Unable to schedule pod; no fit; waiting", {"pod", key(pod)}, {"err", d.message});
+  if (error || no_nodes)
+    queue_.backoff(pod.uid, clock::now());
+  else
+    queue_.unschedulable(pod.uid, clock::now());
   if (!opts_.dry_run) events_.failed_scheduling(pod, d.message, false, nominate);  // a dry run writes nothing
   if (outcome_) outcome_(Outcome{Outcome::Kind::failed, pod, {}, d.message});
 }
 
-// The binding cycle. Whatever happens, including an exception, the bind
-// slot is given back and a bind that did not succeed leaves no assumption
-// behind.
-asio::awaitable<void> Scheduler::bind(BindRequest req) {
-  trace::TaskScope task{"bind/", req.pod.ns, "/", req.pod.name};
-  struct release {
-    Scheduler& s;
-    const BindRequest& req;
-    bool settled = false;
-    ~release() {
-      --s.stats_.binds_in_flight;
-      if (!settled) {  // an exception: undo the assumption, try again later
-        s.cache_.forget(req.pod.uid);
-        s.queue_.backoff(req.pod.uid, clock::now());
-        s.move_unschedulable("AssignedPodDelete");
-      }
-      s.wake();
+// PostFilter: preemption (preemption.hpp decides; the binder carries it out).
+std::optional<std::string> Scheduler::post_filter(const kube::Pod& pod, const ActiveProfile& prof,
+                                                  const Cluster& cluster, Decision& d) {
+  if (!prof.profile.preemption()) return std::nullopt;
+  // Its last preemption is still being carried out: upstream keeps such a
+  // pod out of the cycle; here it is tried, and may fit, but preempts no more.
+  if (binder_.preempting(pod.uid)) return std::nullopt;
+  ++stats_.preemption_attempts;
+  PreemptionResult r = sched::preempt(prof.profile, pod, cluster, d.status == Decision::Status::unresolvable, rng_,
+                                      std::chrono::system_clock::now());
+  if (r.outcome != PreemptionResult::Outcome::nominated) {
+    TS_LOG(5, "Status after running PostFilter plugins for pod", {"pod", key(pod)}, {"status", r.message});
+    if (!r.message.empty()) d.message += " " + r.message;
+    // No candidate anywhere: a nomination from an earlier preemption no
+    // longer holds (upstream clears it; "not eligible" leaves it).
+    if (r.outcome == PreemptionResult::Outcome::no_candidate && !pod.nominated_node_name.empty()) {
+      nominator_.remove(pod.uid);
+      return std::string();
     }
-  } guard{*this, req};
-  TS_LOG(3, "Attempting to bind pod to node", {"pod", key(req.pod)}, {"node", req.node});
-  // A PodScheduled=False patch of this pod already on its way (an earlier
-  // attempt failed) must land first: after the bind, it would mark the
-  // bound pod unschedulable.
-  if (events_.patch_in_flight(req.pod.uid)) {
-    TS_LOG(4, "Bind waits for the pod's status patch in flight", {"pod", key(req.pod)});
-    co_await events_.patch_settled(req.pod.uid, task, trace::points::bind_status_patch);
+    return std::nullopt;
   }
-  if (!co_await post_slots_.acquire(task, trace::points::bind_slot)) co_return;  // stopping: undone by the guard
-  struct give_back {
-    async::Slots& slots;
-    ~give_back() { slots.release(); }
-  } slot{post_slots_};
-  if (opts_.bind_delay.count() > 0) {  // --bind-delay: a debug pause, holding the slot as a slow POST would
-    asio::steady_timer delay(co_await asio::this_coro::executor, opts_.bind_delay);
-    co_await trace::traced(task, trace::points::bind_delay, delay.async_wait(asio::use_awaitable));
-  }
-  req.times.slotted = clock::now();
-  kube::RequestLimits limits;
-  limits.may_send = bind_gate_;
-  kube::RequestTrace sent;
-  auto r = co_await trace::traced(task, trace::points::bind_post,
-                                  api_.bind(req.pod.ns, req.pod.name, req.pod.uid, req.node, std::move(limits), &sent));
-  req.times.admitted = sent.admitted;
-  req.times.connected = sent.connected;
-  req.times.fresh_connection = sent.fresh_connection;
-  req.times.answered = clock::now();
-  if (!r && !co_await replayed_bind_was_ours(task, req, r.error())) {
-    guard.settled = true;
-    handle_bind_failure(req, r.error());
-    co_return;
-  }
-  guard.settled = true;
-  finish_binding(req);
-}
-
-// A 409 to a replayed bind: ask the informer, then (the watch may lag, or be
-// down with the connection that died) the server, where the pod now is.
-asio::awaitable<bool> Scheduler::replayed_bind_was_ours(trace::TaskScope& task, const BindRequest& req,
-                                                        const kube::ApiError& err) {
-  if (!err.is_conflict() || !err.replayed) co_return false;
-  bool ours = bind_conflict_was_ours(err, informer_pod(req.pod), req.pod.uid, req.node);
-  if (!ours) {
-    auto now = co_await trace::traced(task, trace::points::bind_check, api_.get_pod(req.pod.ns, req.pod.name));
-    ours = bind_conflict_was_ours(err, now ? &*now : nullptr, req.pod.uid, req.node);
-  }
-  if (ours)
-    TS_LOG(2, "Bind replayed on a new connection got 409, but the pod is on our node: our first send bound it",
-           {"pod", key(req.pod)}, {"node", req.node});
-  co_return ours;
-}
-
-void Scheduler::finish_binding(const BindRequest& req) {
-  ++stats_.binds_ok;
-  if (observer_.attempt) observer_.attempt("scheduled", req.pod.scheduler_name, seconds_since(req.times.popped));
-  if (observer_.bound) observer_.bound(req.attempts, seconds_since(req.first_queued));
-  queue_.done(req.pod.uid);  // stays out of the queue; the watch will confirm it
-  TS_LOG(2, "Successfully bound pod to node", {"pod", key(req.pod)}, {"node", req.node},
-         {"evaluatedNodes", req.evaluated_nodes}, {"feasibleNodes", req.feasible_nodes});
-  report_latency(req);
-  events_.scheduled(req.pod, req.node);
-  if (outcome_) outcome_(Outcome{Outcome::Kind::bound, req.pod, req.node, {}});
-}
-
-// One line per bound pod at -v=5, and the stage histograms: where the time
-// between the watch event and the 201 went.
-void Scheduler::report_latency(const BindRequest& req) {
-  if (observer_.stages) observer_.stages(req.times);
-  log_stages(req, "Pod bound: milliseconds by stage");
-}
-
-// The same line for a bind that lost its race (409): where our time went
-// while the other scheduler's binding got in first.
-void Scheduler::log_stages(const BindRequest& req, std::string_view what) {
-  if (!log::enabled(5)) return;
-  auto s = stage_seconds(req.times);
-  auto ms = [&](std::size_t i) { return s[i] * 1e3; };
-  TS_LOG(5, what, {"pod", key(req.pod)}, {"decode", ms(0)}, {"queue", ms(1)}, {"decide", ms(2)}, {"slot", ms(3)},
-         {"limiter", ms(4)}, {"connect", ms(5)}, {"post", ms(6)}, {"total", ms(7)},
-         {"freshConnection", req.times.fresh_connection});
-}
-
-void Scheduler::handle_bind_failure(const BindRequest& req, const kube::ApiError& err) {
-  const kube::Pod& pod = req.pod;
-  // A failed binding cycle is an "error" attempt upstream, a lost race included.
-  if (observer_.attempt) observer_.attempt("error", pod.scheduler_name, seconds_since(req.times.popped));
-  cache_.forget(pod.uid);
-  // As upstream (handleBindingCycleError): a forgotten assumption frees
-  // room like an assigned pod deleted, so the pods it kept out are retried
-  // now. Else one whose rival then goes away unseen by the cache (deleted
-  // while in backoff) would wait for the 5-minute flush.
-  move_unschedulable("AssignedPodDelete");
-  if (err.is_conflict()) {
-    // Another scheduler bound it first (or it is being deleted): the API
-    // server is the arbiter. Forget our decision; the watch tells the rest.
-    ++stats_.bind_conflicts;
-    cache_.lost_race(pod.uid);
-    queue_.done(pod.uid);
-    if (outcome_) {
-      const kube::Pod* now = informer_pod(pod);
-      outcome_(Outcome{Outcome::Kind::lost, pod, now != nullptr ? std::string_view(now->node_name) : "", err.message});
-    }
-    TS_LOG(2, "Binding rejected: conflict, pod already assigned or changed", {"pod", key(pod)}, {"node", req.node},
-           {"err", err.message});
-    log_stages(req, "Bind lost: milliseconds by stage");
-  } else if (err.is_not_found()) {
-    queue_.remove(pod.uid);
-  } else if (err.code == kube::errc::cancelled) {
-    // Not sent: we may no longer act (the lease's renew deadline passed).
-    // Whoever leads next will schedule it; no event from us.
-    TS_LOG(2, "Bind not sent: no longer allowed to bind", {"pod", key(pod)}, {"node", req.node});
-    queue_.backoff(pod.uid, clock::now());
-  } else {
-    ++stats_.bind_errors;
-    TS_ERROR("Failed to bind pod", {"pod", key(pod)}, {"node", req.node}, {"err", err.message});
-    queue_.backoff(pod.uid, clock::now());
-    events_.failed_scheduling(pod, "Binding rejected: " + err.message, true);
-  }
+  TS_LOG(2, "the target node for the preemption is determined", {"node", r.node}, {"pod", key(pod)},
+         {"victims", static_cast<std::int64_t>(r.victims.size())});
+  ++stats_.preemptions;
+  if (observer_.preemption_victims) observer_.preemption_victims(r.victims.size());
+  PreemptRequest req{pod, r.node, {}};
+  req.victims.reserve(r.victims.size());
+  for (const kube::Pod* v : r.victims) req.victims.push_back(*v);
+  nominator_.nominate(pod, r.node);
+  binder_.spawn_preempt(std::move(req));
+  return r.node;
 }
 
 // What the plugins will look up, once: a namespace or kind the scheduler
 // could not list shows here as 0 (its 403 is in the log before this).
 void Scheduler::log_synced() const {
-  auto c = objects_->objects().counts();
+  std::string objects;
+  for (const auto& i : objects_->informers())
+    objects += (objects.empty() ? "" : " ") + std::string(i.resource) + "=" + std::to_string(i.objects);
   TS_LOG(2, "Caches are synced", {"nodes", cache_.node_count()}, {"boundPods", cache_.bound_count()},
-         {"namespaces", c.namespaces}, {"services", c.services}, {"replicationControllers", c.replication_controllers},
-         {"replicaSets", c.replica_sets}, {"statefulSets", c.stateful_sets}, {"persistentVolumeClaims", c.pvcs},
-         {"persistentVolumes", c.pvs}, {"storageClasses", c.storage_classes}, {"podDisruptionBudgets", c.pdbs});
+         {"objects", objects});
 }
 
 std::string Scheduler::debug_cluster_objects_json(std::optional<std::string_view> pod) const {
   const auto& informers = *objects_;
-  auto c = informers.objects().counts();
   json::Writer w;
   w.object().field("synced", informers.synced());
-  w.key("counts").object().field("namespaces", static_cast<std::uint64_t>(c.namespaces));
-  w.field("services", static_cast<std::uint64_t>(c.services));
-  w.field("replicationcontrollers", static_cast<std::uint64_t>(c.replication_controllers));
-  w.field("replicasets", static_cast<std::uint64_t>(c.replica_sets));
-  w.field("statefulsets", static_cast<std::uint64_t>(c.stateful_sets));
-  w.field("persistentvolumeclaims", static_cast<std::uint64_t>(c.pvcs));
-  w.field("persistentvolumes", static_cast<std::uint64_t>(c.pvs));
-  w.field("storageclasses", static_cast<std::uint64_t>(c.storage_classes));
-  w.field("poddisruptionbudgets", static_cast<std::uint64_t>(c.pdbs)).end();
+  w.key("counts").object();
+  for (const auto& i : informers.informers()) w.field(i.resource, static_cast<std::uint64_t>(i.objects));
+  w.end();
   if (pod) {
     w.key("pod").object().field("name", *pod);
     if (const kube::Pod* p = pods_->store().find(std::string(*pod))) {
@@ -472,11 +329,14 @@ std::string Scheduler::debug_cache_json() {
   return std::move(w).str();
 }
 
-void Scheduler::stop_scheduling() { wakeup_.stop(); }
+void Scheduler::stop_scheduling() {
+  wakeup_.stop();
+  binder_.stop_connections();
+}
 
 void Scheduler::stop() {
   wakeup_.stop();
-  post_slots_.close();  // binds still waiting for a slot give up (undone, requeued)
+  binder_.stop();  // binds still waiting for a slot give up (undone, requeued)
   pods_->stop();
   nodes_->stop();
   objects_->stop();

@@ -108,9 +108,9 @@ void collect_scheduler(Families& f, const Sources& src) {
 }
 
 void collect_clients(Families& f, const Sources& src) {
-  std::vector<sched::ClusterInformers::Watch> watches = {{"pods", &src.scheduler.pod_watch_stats()},
-                                                         {"nodes", &src.scheduler.node_watch_stats()}};
-  for (const auto& w : src.scheduler.cluster_informers().watch_stats()) watches.push_back(w);
+  std::vector<std::pair<const char*, const kube::ReflectorStats*>> watches = {
+      {"pods", &src.scheduler.pod_watch_stats()}, {"nodes", &src.scheduler.node_watch_stats()}};
+  for (const auto& i : src.scheduler.cluster_informers().informers()) watches.push_back({i.resource, i.stats});
   for (const auto& [resource, w] : watches) {
     sync(f.watch_restarts.with({resource, "expired"}), static_cast<double>(w->relists_expired));
     sync(f.watch_restarts.with({resource, "closed"}), static_cast<double>(w->rewatch_clean));

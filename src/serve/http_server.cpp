@@ -3,6 +3,7 @@
 #include "toysched/log/log.hpp"
 #include "toysched/serve/metrics.hpp"
 #include "toysched/trace/tasks.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -214,15 +215,12 @@ std::string peer_name(const tcp::socket& s) {
   return (a.is_v6() ? "[" + a.to_string() + "]" : a.to_string()) + ":" + std::to_string(ep.port());
 }
 
-// While a connection is open, stop() can cut it.
-struct Registered {
-  std::list<beast::tcp_stream*>& l;
-  std::list<beast::tcp_stream*>::iterator it;
-  Registered(std::list<beast::tcp_stream*>& list, beast::tcp_stream& s) : l(list), it(l.insert(l.end(), &s)) {}
-  ~Registered() { l.erase(it); }
-  Registered(const Registered&) = delete;
-  Registered& operator=(const Registered&) = delete;
-};
+// While a connection is open, stop() can cut it: listed until the guard
+// this returns goes.
+auto registered(std::list<beast::tcp_stream*>& conns, beast::tcp_stream& s) {
+  auto it = conns.insert(conns.end(), &s);
+  return util::scope_exit([&conns, it] { conns.erase(it); });
+}
 
 Request to_request(const http::request<http::string_body>& req) {
   std::string_view target(req.target().data(), req.target().size());
@@ -345,12 +343,12 @@ asio::awaitable<void> session(std::shared_ptr<HttpServer::Impl> impl, tcp::socke
   auto task = trace::TaskScope{"serve/conn/", peer};
   if (!impl->security.tls) {
     beast::tcp_stream stream(std::move(socket));
-    Registered registered(impl->conns, stream);
+    auto listed = registered(impl->conns, stream);
     co_await serve_requests(impl, stream, task, peer);
     co_return;
   }
   beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *impl->security.tls);
-  Registered registered(impl->conns, beast::get_lowest_layer(stream));
+  auto listed = registered(impl->conns, beast::get_lowest_layer(stream));
   // The handshake is part of reading the first request: same deadline.
   beast::get_lowest_layer(stream).expires_after(impl->limits.read_timeout);
   auto [ec] = co_await trace::traced(task, trace::points::serve_read,

@@ -5,6 +5,7 @@
 #include "toysched/lease/elector.hpp"
 #include "toysched/sched/scheduler.hpp"
 #include "toysched/trace/tasks.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -282,12 +283,9 @@ void Feed::record(const sched::Outcome& o) {
 asio::awaitable<void> Feed::stream(serve::StreamSink& sink) {
   std::shared_ptr<Shared> sh = shared_;
   ++sh->clients;
-  struct Leave {
-    Shared& sh;
-    ~Leave() {
-      if (--sh.clients == 0) sh.ticks.clear();
-    }
-  } leave{*sh};
+  util::scope_exit leave([&sh = *sh] {
+    if (--sh.clients == 0) sh.ticks.clear();
+  });
   ClientView view;
   std::uint64_t seen = 0;  // the first message carries the ticks kept so far
   bool reset = true;

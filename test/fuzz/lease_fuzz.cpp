@@ -37,10 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view input(reinterpret_cast<const char*>(data), size);
   static toysched::kube::Decoder decoder;
   if (auto l = decoder.lease(input)) round_trip(decoder, *l);
-  if (auto ev = decoder.lease_event(input); ev && !ev->undecodable && !ev->object.name.empty()) {
+  if (auto ev = decoder.event<Lease>(input); ev && !ev->undecodable && !ev->object.name.empty()) {
     round_trip(decoder, ev->object);
   }
-  if (auto list = decoder.lease_list(input)) {
+  if (auto list = decoder.list<Lease>(input)) {
     for (const auto& l : list->items) round_trip(decoder, l);
   }
   return 0;

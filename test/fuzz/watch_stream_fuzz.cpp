@@ -101,7 +101,7 @@ Expected split(const Shape& s) {
 
 // One line of what a run saw: the line and what the decoder made of it.
 std::string summary(Decoder& d, const std::string& line) {
-  auto ev = d.pod_event(line);
+  auto ev = d.event<Pod>(line);
   if (!ev) return line + " -> error " + ev.error().message();
   std::string out = line + " -> " + std::string(to_string(ev->type)) + " " + ev->object.ns + "/" + ev->object.name +
                     " uid=" + ev->object.uid + " rv=" + ev->object.resource_version +

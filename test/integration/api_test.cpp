@@ -21,6 +21,7 @@
 #include "lab_client.hpp"
 #include "lab_fixture.hpp"
 #include "toysched/kube/api.hpp"
+#include "toysched/util/scope_exit.hpp"
 
 using namespace toysched;
 using testing::Lab;
@@ -144,17 +145,13 @@ TEST_CASE("a victim as upstream's executor leaves it decodes as terminating by p
   asio::io_context io;
   testing::LabClient c(io, lab.kubeconfig());
   const auto uid = create_pod(lab, ns.name, "victim", std::string(R"({"finalizers":[")") + kHold + R"("]})");
-  struct Release {  // the finalizer goes whatever happens below
-    const Lab& lab;
-    const std::string& ns;
-    ~Release() {
-      try {
-        lab.kubectl({"-n", ns, "patch", "pod", "victim", "--type=json", "-p",
-                     R"([{"op":"remove","path":"/metadata/finalizers"}])"});
-      } catch (...) {
-      }
+  util::scope_exit release([&] {  // the finalizer goes whatever happens below
+    try {
+      lab.kubectl({"-n", ns.name, "patch", "pod", "victim", "--type=json", "-p",
+                   R"([{"op":"remove","path":"/metadata/finalizers"}])"});
+    } catch (...) {
     }
-  } release{lab, ns.name};
+  });
 
   // As executor.go's PreemptPod: the DisruptionTarget condition first, then
   // the delete. The condition carries lastTransitionTime, as upstream's
@@ -201,16 +198,12 @@ TEST_CASE("preemptionPolicy, nominatedNodeName and startTime as the server write
   // Priority admission copies the class's policy into the pod's spec.
   const std::string pc = testing::unique_name("toysched-never");
   lab.kubectl({"create", "priorityclass", pc, "--value=100", "--preemption-policy=Never"});
-  struct DeleteClass {
-    const Lab& lab;
-    const std::string& name;
-    ~DeleteClass() {
-      try {
-        lab.kubectl({"delete", "priorityclass", name, "--wait=false"});
-      } catch (...) {
-      }
+  util::scope_exit delete_class([&] {
+    try {
+      lab.kubectl({"delete", "priorityclass", pc, "--wait=false"});
+    } catch (...) {
     }
-  } delete_class{lab, pc};
+  });
   create_pod(lab, ns.name, "never", "{}", R"(,"priorityClassName":")" + pc + R"(")");
   const auto plain_uid = create_pod(lab, ns.name, "plain");
   CHECK(get("never").preempt_never);

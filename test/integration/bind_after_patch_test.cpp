@@ -24,7 +24,7 @@
 #include "toysched/async/supervisor.hpp"
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/config.hpp"
-#include "toysched/kube/transport.hpp"
+#include "toysched/kube/http_transport.hpp"
 #include "toysched/log/log.hpp"
 #include "toysched/sched/scheduler.hpp"
 #include "toysched/trace/tasks.hpp"
@@ -53,7 +53,7 @@ TEST_CASE("a bind waits for its pod's PodScheduled=False patch already sent, whi
   testing::DelayRelay relay(io, cfg.server.host, cfg.server.port, kHeld);
   kube::ClientConfig slow_cfg = cfg;
   slow_cfg.server.port = relay.port();
-  auto slow_transport = kube::Transport::create(io.get_executor(), slow_cfg);
+  auto slow_transport = kube::HttpTransport::create(io.get_executor(), slow_cfg);
   REQUIRE(slow_transport.has_value());
   kube::Api slow(**slow_transport);
 

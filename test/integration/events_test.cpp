@@ -67,7 +67,8 @@ TEST_CASE("a queued FailedScheduling never lands on a pod recreated, bound or de
   asio::io_context io;
   testing::LabClient c(io, lab.kubeconfig());
   async::Supervisor supervisor;
-  sched::EventRecorder rec(*c.api, "toy-scheduler", "toy-scheduler-events-test", supervisor);
+  sched::OrderingGate order;
+  sched::EventRecorder rec(*c.api, "toy-scheduler", "toy-scheduler-events-test", supervisor, order);
 
   const auto recreated = create_pod(lab, ns, "recreated");
   const auto bound = create_pod(lab, ns, "bound");

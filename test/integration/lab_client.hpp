@@ -11,7 +11,7 @@
 
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/config.hpp"
-#include "toysched/kube/transport.hpp"
+#include "toysched/kube/http_transport.hpp"
 
 namespace toysched::testing {
 
@@ -22,7 +22,7 @@ struct LabClient {
   LabClient(boost::asio::io_context& io, const std::string& kubeconfig) {
     auto cfg = kube::load_kubeconfig({kubeconfig});
     REQUIRE_MESSAGE(cfg.has_value(), (cfg ? "" : cfg.error().message));
-    auto t = kube::Transport::create(io.get_executor(), std::move(*cfg));
+    auto t = kube::HttpTransport::create(io.get_executor(), std::move(*cfg));
     REQUIRE_MESSAGE(t.has_value(), (t ? "" : t.error().message));
     transport = std::move(*t);
     api = std::make_unique<kube::Api>(*transport);

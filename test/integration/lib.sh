@@ -126,6 +126,15 @@ YAML
   } | k apply -f - >/dev/null
 }
 
+# scheduler_config FILE <<YAML (its `profiles:` and what else it sets): a
+# KubeSchedulerConfiguration for this test's lab, without leader election,
+# that toy-scheduler --config and kube-scheduler --config read alike.
+scheduler_config() {
+  { printf 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n'
+    printf 'leaderElection: {leaderElect: false}\nclientConnection: {kubeconfig: %s}\n' "$KCFG"
+    cat; } >"$1"
+}
+
 # pod NAME <<YAML (the spec, indented 2): a toy-scheduler pod in NS.
 pod() {
   { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: %s}\nspec:\n  schedulerName: toy-scheduler\n' "$1" "$NS"

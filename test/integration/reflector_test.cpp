@@ -401,15 +401,12 @@ TEST_CASE("410 after compaction: relist, deletes missed while away delivered as 
   stop_and_drain(io, pods);
 }
 
-// The kinds read only for the pod plugins (issue 14): each Reflector lists
-// and watches its real collection, and the decoded selectors are the ones
-// the API server stored (after its defaulting), not ones we wrote by hand.
-TEST_CASE("namespaces, services, replication controllers, replica sets, stateful sets: listed and watched") {
-  log::set_verbosity(2);
-  auto& lab = Lab::shared();
-  const std::string ns = testing::unique_name("reflector-kinds");
-  lab.kubectl({"create", "namespace", ns});
-  lab.kubectl({"label", "namespace", ns, "team=plugins"});
+namespace {
+
+// Two Services (one without a selector), a ReplicationController, a
+// ReplicaSet with a matchExpression and a StatefulSet, none with replicas,
+// created in ns.
+void create_kinds(const Lab& lab, const std::string& ns) {
   const std::string tmpl = R"("template":{"metadata":{"labels":LABELS},"spec":{"containers":[{"name":"c",)"
                            R"("image":"registry.k8s.io/pause:3.10"}]}})";
   auto with_labels = [&](const std::string& labels) {
@@ -433,6 +430,20 @@ TEST_CASE("namespaces, services, replication controllers, replica sets, stateful
   }
   lab.kubectl({"create", "-n", ns, "-f", path, "-o", "name"});
   fs::remove(path);
+}
+
+}  // namespace
+
+// The kinds read only for the pod plugins (issue 14): each Reflector lists
+// and watches its real collection, and the decoded selectors are the ones
+// the API server stored (after its defaulting), not ones we wrote by hand.
+TEST_CASE("namespaces, services, replication controllers, replica sets, stateful sets: listed and watched") {
+  log::set_verbosity(2);
+  auto& lab = Lab::shared();
+  const std::string ns = testing::unique_name("reflector-kinds");
+  lab.kubectl({"create", "namespace", ns});
+  lab.kubectl({"label", "namespace", ns, "team=plugins"});
+  create_kinds(lab, ns);
 
   asio::io_context io;
   testing::LabClient c(io, lab.kubeconfig());

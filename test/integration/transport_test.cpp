@@ -18,7 +18,7 @@
 #include "async_run.hpp"
 #include "lab_fixture.hpp"
 #include "toysched/kube/config.hpp"
-#include "toysched/kube/transport.hpp"
+#include "toysched/kube/http_transport.hpp"
 #include "toysched/kube/watch_framer.hpp"
 
 using namespace toysched;
@@ -36,8 +36,8 @@ ClientConfig load(const std::string& path) {
   return *c;
 }
 
-std::unique_ptr<Transport> make(asio::io_context& io, ClientConfig c) {
-  auto t = Transport::create(io.get_executor(), std::move(c));
+std::unique_ptr<HttpTransport> make(asio::io_context& io, ClientConfig c) {
+  auto t = HttpTransport::create(io.get_executor(), std::move(c));
   REQUIRE_MESSAGE(t.has_value(), (t.has_value() ? "" : t.error().message));
   return std::move(*t);
 }
@@ -235,7 +235,7 @@ TEST_CASE("429 with Retry-After from a real API server is retried until it succe
   while (!cfg.token.empty() && (cfg.token.back() == '\n' || cfg.token.back() == '\r')) cfg.token.pop_back();
   kube::TransportOptions opts;
   opts.qps = -1;  // no client-side limit: we want the server to push back
-  auto created = Transport::create(io.get_executor(), cfg, opts);
+  auto created = HttpTransport::create(io.get_executor(), cfg, opts);
   REQUIRE(created.has_value());
   auto& t = **created;
   // /openapi/v2 is a few MB: slow enough to overlap.
@@ -283,7 +283,7 @@ TEST_CASE("DISABLE_HTTP2 keeps to HTTP/1.1 connections, as in client-go") {
 // reset by us) must leave the connection to serve the next one.
 void fails_alone(TransportOptions opts, const std::string& target, errc want) {
   asio::io_context io;
-  auto created = Transport::create(io.get_executor(), load(Lab::shared().kubeconfig()), opts);
+  auto created = HttpTransport::create(io.get_executor(), load(Lab::shared().kubeconfig()), opts);
   REQUIRE(created.has_value());
   auto& t = **created;
   auto first = get(io, t, target);
@@ -328,7 +328,7 @@ TEST_CASE("requests waiting for an HTTP/2 connection that fails to open share it
   cfg.server.port = silent.local_endpoint().port();
   TransportOptions opts;
   opts.connect_timeout = std::chrono::milliseconds(300);
-  auto created = Transport::create(io.get_executor(), cfg, opts);
+  auto created = HttpTransport::create(io.get_executor(), cfg, opts);
   REQUIRE(created.has_value());
   auto [ok, other] = get_at_once(
       io, **created, 8, [](int) { return std::string("/version"); }, std::chrono::seconds(30));

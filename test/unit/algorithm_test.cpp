@@ -38,11 +38,12 @@ Decision run(const kube::Pod& pod, const std::vector<NodeInfo>& nodes, std::uint
 }  // namespace
 
 TEST_CASE("FitError: insufficient cpu and an untolerated taint") {
-  const std::vector<NodeInfo> nodes = {
-      make_node().name("n1").cpu("1").info(),
+  std::vector<NodeInfo> nodes = {
+      make_node().name("n1").cpu("2").info(),
       make_node().name("n2").taint("dedicated", "gpu", "NoSchedule").info(),
       make_node().name("n3").taint("dedicated", "gpu", "NoSchedule").info(),
   };
+  nodes[0].add_pod(make_pod().name("x").cpu("1"));
   const auto d = run(make_pod().cpu("2"), nodes);
   CHECK(d.status == Decision::Status::unschedulable);  // n1 could be freed by preemption
   CHECK(d.message == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s).");
@@ -52,13 +53,28 @@ TEST_CASE("FitError: insufficient cpu and an untolerated taint") {
 }
 
 TEST_CASE("FitError: every node short of cpu") {
+  std::vector<NodeInfo> nodes = {
+      make_node().name("n1").cpu("2").info(),
+      make_node().name("n2").cpu("2").info(),
+      make_node().name("n3").cpu("2").info(),
+  };
+  for (NodeInfo& ni : nodes) ni.add_pod(make_pod().name("x-" + ni.node.name).cpu("1"));
+  const auto d = run(make_pod().cpu("1500m"), nodes);
+  CHECK(d.status == Decision::Status::unschedulable);
+  CHECK(d.message == "0/3 nodes are available: 3 Insufficient cpu.");
+}
+
+// Issue 47 item 4: more than a node's whole allocatable is
+// UnschedulableAndUnresolvable there (fit.go), so preemption, which looks
+// only at the other nodes, has none to look at.
+TEST_CASE("FitError: a request larger than every node is unresolvable") {
   const std::vector<NodeInfo> nodes = {
       make_node().name("n1").cpu("1").info(),
       make_node().name("n2").cpu("1").info(),
       make_node().name("n3").cpu("1").info(),
   };
   const auto d = run(make_pod().cpu("1500m"), nodes);
-  CHECK(d.status == Decision::Status::unschedulable);
+  CHECK(d.status == Decision::Status::unresolvable);
   CHECK(d.message == "0/3 nodes are available: 3 Insufficient cpu.");
 }
 
@@ -129,7 +145,7 @@ TEST_CASE("matchFields metadata.name: other nodes are not evaluated") {
   };
   const kube::Pod pinned = make_pod().cpu("2").required(term().field("metadata.name", "In", {"n2"}));
   auto d = run(pinned, nodes);
-  CHECK(d.status == Decision::Status::unschedulable);
+  CHECK(d.status == Decision::Status::unresolvable);  // n2 has 1 cpu in all
   CHECK(d.evaluated_nodes == 1);
   CHECK(d.message == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].");
 
@@ -167,16 +183,17 @@ TEST_CASE("least allocated node wins, with per-plugin scores exposed") {
   const auto d = run(make_pod().cpu("1").memory("8Gi"), nodes, 1, &scores);
   CHECK(d.node == "idle");
   REQUIRE(scores.size() == 2);
-  // busy: cpu (4000−3000)×100/4000 = 25, mem (32−24)/32 → 25; balanced f = .75/.75 → 100
-  // idle: cpu 75, mem 75; balanced 100. No taints: TaintToleration 100 × 3.
+  // busy: cpu (4000−3000)×100/4000 = 25, mem (32−24)/32 → 25; balanced
+  //   .5/.5 before, .75/.75 after: 100 both, 50 + (50 + 0) / 2 = 75
+  // idle: cpu 75, mem 75; balanced 75 too. No taints: TaintToleration 100 × 3.
   CHECK(scores[0].node == &nodes[0]);
   CHECK(scores[0].of(sched::PluginId::node_resources_fit) == 25);
   CHECK(scores[1].of(sched::PluginId::node_resources_fit) == 75);
-  CHECK(scores[0].of(sched::PluginId::balanced_allocation) == 100);
+  CHECK(scores[0].of(sched::PluginId::balanced_allocation) == 75);
   CHECK(scores[0].of(sched::PluginId::taint_toleration) == 300);
   CHECK(scores[0].of(sched::PluginId::node_affinity) == 0);
-  CHECK(scores[0].total == 25 + 100 + 300);
-  CHECK(scores[1].total == 75 + 100 + 300);
+  CHECK(scores[0].total == 25 + 75 + 300);
+  CHECK(scores[1].total == 75 + 75 + 300);
 }
 
 TEST_CASE("preferred node affinity changes the chosen node") {

@@ -140,7 +140,8 @@ struct Holder {
 };
 asio::awaitable<void> hold(Slots& slots, Holder& h, std::vector<int>& order, asio::steady_timer& tick) {
   trace::TaskScope task("test/slot");
-  if (!co_await slots.acquire(task, trace::points::bind_slot)) {
+  auto slot = co_await slots.acquire(task, trace::points::bind_slot);
+  if (!slot) {
     h.refused = true;
     co_return;
   }
@@ -150,8 +151,7 @@ asio::awaitable<void> hold(Slots& slots, Holder& h, std::vector<int>& order, asi
     tick.expires_after(1ms);
     co_await tick.async_wait(asio::use_awaitable);
   }
-  slots.release();
-}
+}  // the slot goes back with `slot`
 }  // namespace
 
 // n holders (ids 1..n) started in order on one loop, all asking for a slot.
@@ -204,6 +204,28 @@ TEST_CASE("Slots: close() refuses every waiter and every later acquire") {
   l.io.run_for(20ms);
   CHECK(late.refused);
   CHECK(l.order == std::vector<int>{1});
+}
+
+TEST_CASE("Slots: a slot granted to a waiter whose frame is destroyed before it wakes passes on") {
+  Slots slots(1);
+  {
+    asio::io_context io;
+    std::vector<int> order;
+    Holder first{1}, second{2};
+    asio::steady_timer t1(io), t2(io);
+    asio::co_spawn(io, hold(slots, first, order, t1), asio::detached);
+    asio::co_spawn(io, hold(slots, second, order, t2), asio::detached);
+    io.run_for(20ms);
+    REQUIRE(order == std::vector<int>{1});
+    REQUIRE(slots.waiting() == 1);
+    first.release_now = true;
+    // Run until the first holder has let go (its slot is granted to the
+    // second), but not long enough for the second to wake and take it.
+    while (slots.waiting() > 0) io.run_one();
+    CHECK(order == std::vector<int>{1});
+    // io goes out of scope here: the second's frame is destroyed unwoken.
+  }
+  CHECK(slots.held() == 0);
 }
 
 TEST_CASE("the CPU slice: asked of the kernel, read back, inherited by threads started after") {

@@ -80,7 +80,7 @@ TEST_CASE("cluster objects: a pod's Services (spread_test.go TestGetPodServices)
   sched::ClusterObjectIndex ix;
   for (int i = 0; i < 3; ++i) {
     auto n = std::to_string(i);
-    ix.services().on_add(service("test", "service-" + n, {{"app", "test-" + n}}));
+    ix.handler<kube::Service>().on_add(service("test", "service-" + n, {{"app", "test-" + n}}));
   }
   for (int i = 0; i < 5; ++i) {
     auto n = std::to_string(i);
@@ -99,21 +99,21 @@ TEST_CASE("cluster objects: the default selector (spread_test.go TestDefaultSele
   // "DefaultSelector for default case"
   CHECK(selector_of(ix, owned_pod("test", labels, {})) == "");
   // "DefaultSelector for no OwnerReference pod case"
-  ix.services().on_add(service("test", "test-service", {{"podLabelKey", "podLabelVal"}}));
+  ix.handler<kube::Service>().on_add(service("test", "test-service", {{"podLabelKey", "podLabelVal"}}));
   CHECK(selector_of(ix, owned_pod("test", labels, {})) == "podLabelKey=podLabelVal");
   // "DefaultSelector for ReplicaSet OwnerReference pod case"
-  ix.replica_sets().on_add(
+  ix.handler<kube::ReplicaSet>().on_add(
       rs("test", "test-replicaset", kube::LabelSelector{{{"replicaSetLabelKey", "replicaSetLabelVal"}}, {}}));
   CHECK(selector_of(ix, owned_pod("test", labels, {owner("apps/v1", "ReplicaSet", "test-replicaset")})) ==
         "podLabelKey=podLabelVal,replicaSetLabelKey=replicaSetLabelVal");
   // "DefaultSelector for ReplicationController OwnerReference pod case"
-  ix.replication_controllers().on_add(
+  ix.handler<kube::ReplicationController>().on_add(
       rc("test", "test-replicationcontroller", {{"replicationLabelKey", "replicationLabelVal"}}));
   CHECK(selector_of(ix,
                     owned_pod("test", labels, {owner("v1", "ReplicationController", "test-replicationcontroller")})) ==
         "podLabelKey=podLabelVal,replicationLabelKey=replicationLabelVal");
   // "DefaultSelector for StatefulSet OwnerReference pod case"
-  ix.stateful_sets().on_add(
+  ix.handler<kube::StatefulSet>().on_add(
       ss("test", "test-statefulset", kube::LabelSelector{{{"statefulSetLabelKey", "statefulSetLabelVal"}}, {}}));
   CHECK(selector_of(ix, owned_pod("test", labels, {owner("apps/v1", "StatefulSet", "test-statefulset")})) ==
         "podLabelKey=podLabelVal,statefulSetLabelKey=statefulSetLabelVal");
@@ -122,29 +122,29 @@ TEST_CASE("cluster objects: the default selector (spread_test.go TestDefaultSele
 TEST_CASE("cluster objects: Services with an empty selector, or in another namespace, select no pod") {
   sched::ClusterObjectIndex ix;
   const kube::StringPairs labels = {{"app", "web"}, {"tier", "front"}};
-  ix.services().on_add(service("a", "headless", {}));  // no spec.selector: not "every pod"
-  ix.services().on_add(service("b", "web", {{"app", "web"}}));
+  ix.handler<kube::Service>().on_add(service("a", "headless", {}));  // no spec.selector: not "every pod"
+  ix.handler<kube::Service>().on_add(service("b", "web", {{"app", "web"}}));
   CHECK(selector_of(ix, owned_pod("a", labels, {})) == "");
   // Two Services of the pod's namespace merge; one that does not match stays out.
-  ix.services().on_add(service("a", "web", {{"app", "web"}}));
-  ix.services().on_add(service("a", "front", {{"tier", "front"}}));
-  ix.services().on_add(service("a", "back", {{"tier", "back"}}));
+  ix.handler<kube::Service>().on_add(service("a", "web", {{"app", "web"}}));
+  ix.handler<kube::Service>().on_add(service("a", "front", {{"tier", "front"}}));
+  ix.handler<kube::Service>().on_add(service("a", "back", {{"tier", "back"}}));
   CHECK(selector_of(ix, owned_pod("a", labels, {})) == "app=web,tier=front");
   // A Service deleted, or changed not to select the pod, no longer counts.
-  ix.services().on_delete(service("a", "front", {{"tier", "front"}}));
-  ix.services().on_update(service("a", "web", {{"app", "web"}}), service("a", "web", {{"app", "api"}}));
+  ix.handler<kube::Service>().on_delete(service("a", "front", {{"tier", "front"}}));
+  ix.handler<kube::Service>().on_update(service("a", "web", {{"app", "web"}}), service("a", "web", {{"app", "api"}}));
   CHECK(selector_of(ix, owned_pod("a", labels, {})) == "");
-  CHECK(ix.counts().services == 4);  // a/headless, a/web, a/back, b/web
+  CHECK(ix.count<kube::Service>() == 4);  // a/headless, a/web, a/back, b/web
 }
 
 TEST_CASE("cluster objects: the controller is found by apiVersion, kind, namespace and name") {
   sched::ClusterObjectIndex ix;
   const kube::StringPairs labels = {{"app", "web"}};
   const kube::LabelSelector rs_sel{{{"app", "web"}, {"pod-template-hash", "h1"}}, {}};
-  ix.replica_sets().on_add(rs("a", "web-h1", rs_sel));
-  ix.replica_sets().on_add(rs("b", "other", rs_sel));
-  ix.replication_controllers().on_add(rc("a", "legacy", {{"rc", "x"}}));
-  ix.stateful_sets().on_add(ss("a", "db", kube::LabelSelector{{{"db", "1"}}, {}}));
+  ix.handler<kube::ReplicaSet>().on_add(rs("a", "web-h1", rs_sel));
+  ix.handler<kube::ReplicaSet>().on_add(rs("b", "other", rs_sel));
+  ix.handler<kube::ReplicationController>().on_add(rc("a", "legacy", {{"rc", "x"}}));
+  ix.handler<kube::StatefulSet>().on_add(ss("a", "db", kube::LabelSelector{{{"db", "1"}}, {}}));
   auto sel = [&](std::vector<kube::OwnerReference> owners) { return selector_of(ix, owned_pod("a", labels, owners)); };
 
   CHECK(sel({owner("apps/v1", "ReplicaSet", "web-h1")}) == "app=web,pod-template-hash=h1");
@@ -164,26 +164,26 @@ TEST_CASE("cluster objects: the controller is found by apiVersion, kind, namespa
   CHECK(sel({owner("apps/v1", "ReplicationController", "legacy")}) == "");
   CHECK(sel({owner("v1", "StatefulSet", "db")}) == "");
   // Deleted: no longer found.
-  ix.replica_sets().on_delete(rs("a", "web-h1", rs_sel));
+  ix.handler<kube::ReplicaSet>().on_delete(rs("a", "web-h1", rs_sel));
   CHECK(sel({owner("apps/v1", "ReplicaSet", "web-h1")}) == "");
-  CHECK(ix.counts().replica_sets == 1);
+  CHECK(ix.count<kube::ReplicaSet>() == 1);
 }
 
 TEST_CASE("cluster objects: merging the Services' sets with the controller's selector") {
   sched::ClusterObjectIndex ix;
   const kube::StringPairs labels = {{"app", "web"}, {"track", "stable"}};
-  ix.services().on_add(service("a", "web", {{"app", "web"}}));
+  ix.handler<kube::Service>().on_add(service("a", "web", {{"app", "web"}}));
 
   // A ReplicationController's selector is merged as a set: its value wins on
   // a shared key (labels.Merge), and the result is sorted by key.
-  ix.replication_controllers().on_add(rc("a", "rc", {{"track", "stable"}, {"app", "web2"}}));
+  ix.handler<kube::ReplicationController>().on_add(rc("a", "rc", {{"track", "stable"}, {"app", "web2"}}));
   kube::Pod by_rc = owned_pod("a", labels, {owner("v1", "ReplicationController", "rc")});
   CHECK(selector_of(ix, by_rc) == "app=web2,track=stable");
 
   // A ReplicaSet's selector is ANDed in, expressions included: a pod must
   // satisfy both the Services' labels and the ReplicaSet's requirements.
   kube::LabelSelector with_expr{{{"track", "stable"}}, {{"env", kube::SelectorOp::not_in, {"dev"}}}};
-  ix.replica_sets().on_add(rs("a", "rs", with_expr));
+  ix.handler<kube::ReplicaSet>().on_add(rs("a", "rs", with_expr));
   kube::Pod by_rs = owned_pod("a", labels, {owner("apps/v1", "ReplicaSet", "rs")});
   auto got = ix.default_selector(by_rs);
   CHECK(sched::selector_text(got) == "app=web,env notin (dev),track=stable");
@@ -194,13 +194,13 @@ TEST_CASE("cluster objects: merging the Services' sets with the controller's sel
   // A selector upstream cannot convert (Gt in a label selector) adds nothing,
   // rather than making the whole default selector match nothing; so does an
   // absent one (labels.Nothing() has no requirements).
-  ix.replica_sets().on_update(rs("a", "rs", with_expr),
-                              rs("a", "rs", kube::LabelSelector{{}, {{"n", kube::SelectorOp::gt, {"1"}}}}));
+  ix.handler<kube::ReplicaSet>().on_update(
+      rs("a", "rs", with_expr), rs("a", "rs", kube::LabelSelector{{}, {{"n", kube::SelectorOp::gt, {"1"}}}}));
   CHECK(selector_of(ix, by_rs) == "app=web");
-  ix.replica_sets().on_update(rs("a", "rs", std::nullopt), rs("a", "rs", std::nullopt));
+  ix.handler<kube::ReplicaSet>().on_update(rs("a", "rs", std::nullopt), rs("a", "rs", std::nullopt));
   CHECK(selector_of(ix, by_rs) == "app=web");
   // An empty one ({}: everything) adds nothing either.
-  ix.replica_sets().on_update(rs("a", "rs", std::nullopt), rs("a", "rs", kube::LabelSelector{}));
+  ix.handler<kube::ReplicaSet>().on_update(rs("a", "rs", std::nullopt), rs("a", "rs", kube::LabelSelector{}));
   CHECK(selector_of(ix, by_rs) == "app=web");
 }
 
@@ -208,23 +208,23 @@ TEST_CASE("cluster objects: namespace labels, and a change of them moves unsched
   std::vector<std::string> events;
   sched::ClusterObjectIndex ix([&](const char* e) { events.emplace_back(e); });
   CHECK(ix.namespace_labels("team-a") == nullptr);
-  ix.namespaces().on_add(ns("team-a", {{"team", "a"}}));
-  ix.namespaces().on_add(ns("a-namespace-name-longer-than-sso", {{"x", "y"}}));
+  ix.handler<kube::Namespace>().on_add(ns("team-a", {{"team", "a"}}));
+  ix.handler<kube::Namespace>().on_add(ns("a-namespace-name-longer-than-sso", {{"x", "y"}}));
   REQUIRE(ix.namespace_labels("team-a") != nullptr);
   CHECK(*ix.namespace_labels("team-a") == kube::StringPairs{{"team", "a"}});
   std::string_view long_name = "a-namespace-name-longer-than-sso";
   REQUIRE(ix.namespace_labels(long_name) != nullptr);
   CHECK(events.empty());  // a new namespace has no pods yet for a term to count
 
-  ix.namespaces().on_update(ns("team-a", {{"team", "a"}}), ns("team-a", {{"team", "a"}}, "2"));
+  ix.handler<kube::Namespace>().on_update(ns("team-a", {{"team", "a"}}), ns("team-a", {{"team", "a"}}, "2"));
   CHECK(events.empty());  // same labels: nothing can have changed for a pod
-  ix.namespaces().on_update(ns("team-a", {{"team", "a"}}, "2"), ns("team-a", {{"team", "b"}}, "3"));
+  ix.handler<kube::Namespace>().on_update(ns("team-a", {{"team", "a"}}, "2"), ns("team-a", {{"team", "b"}}, "3"));
   CHECK(events == std::vector<std::string>{"NamespaceUpdate"});
   CHECK(*ix.namespace_labels("team-a") == kube::StringPairs{{"team", "b"}});
 
-  ix.namespaces().on_delete(ns("team-a", {{"team", "b"}}, "3"));
+  ix.handler<kube::Namespace>().on_delete(ns("team-a", {{"team", "b"}}, "3"));
   CHECK(ix.namespace_labels("team-a") == nullptr);
-  CHECK(ix.counts().namespaces == 1);
+  CHECK(ix.count<kube::Namespace>() == 1);
 }
 
 TEST_CASE("cluster objects: selector_text is labels.Selector's String()") {
@@ -274,10 +274,10 @@ TEST_CASE("cluster objects: claims, volumes and classes, found, updated, forgott
   CHECK(objects.volume("pv-1") == nullptr);
   CHECK(objects.storage_class("local") == nullptr);
 
-  ix.claims().on_add(pvc("a", "data", ""));
-  ix.claims().on_add(pvc("b", "data", "pv-2"));
-  ix.volumes().on_add(pv("pv-1"));
-  ix.storage_classes().on_add(storage_class("local", true));
+  ix.handler<kube::PersistentVolumeClaim>().on_add(pvc("a", "data", ""));
+  ix.handler<kube::PersistentVolumeClaim>().on_add(pvc("b", "data", "pv-2"));
+  ix.handler<kube::PersistentVolume>().on_add(pv("pv-1"));
+  ix.handler<kube::StorageClass>().on_add(storage_class("local", true));
   CHECK(events == std::vector<std::string>{"PersistentVolumeClaimAdd", "PersistentVolumeClaimAdd",
                                            "PersistentVolumeAdd", "StorageClassAdd"});
   REQUIRE(objects.claim("a", "data") != nullptr);
@@ -290,18 +290,17 @@ TEST_CASE("cluster objects: claims, volumes and classes, found, updated, forgott
   CHECK(objects.volume("pv-1")->uid == "uid-pv-1");
   REQUIRE(objects.storage_class("local") != nullptr);
   CHECK(objects.storage_class("local")->wait_for_first_consumer);
-  auto c = ix.counts();
-  CHECK(c.pvcs == 2);
-  CHECK(c.pvs == 1);
-  CHECK(c.storage_classes == 1);
+  CHECK(ix.count<kube::PersistentVolumeClaim>() == 2);
+  CHECK(ix.count<kube::PersistentVolume>() == 1);
+  CHECK(ix.count<kube::StorageClass>() == 1);
 
   // An update replaces the object and moves the pods VolumeBinding may now let in.
   events.clear();
-  ix.claims().on_update(pvc("a", "data", ""), pvc("a", "data", "pv-1", "2"));
+  ix.handler<kube::PersistentVolumeClaim>().on_update(pvc("a", "data", ""), pvc("a", "data", "pv-1", "2"));
   kube::PersistentVolume zoned = pv("pv-1", "2");
   zoned.has_node_affinity = true;
-  ix.volumes().on_update(pv("pv-1"), zoned);
-  ix.storage_classes().on_update(storage_class("local", true), storage_class("local", false, "2"));
+  ix.handler<kube::PersistentVolume>().on_update(pv("pv-1"), zoned);
+  ix.handler<kube::StorageClass>().on_update(storage_class("local", true), storage_class("local", false, "2"));
   CHECK(events ==
         std::vector<std::string>{"PersistentVolumeClaimUpdate", "PersistentVolumeUpdate", "StorageClassUpdate"});
   CHECK(objects.claim("a", "data")->volume_name == "pv-1");
@@ -310,18 +309,17 @@ TEST_CASE("cluster objects: claims, volumes and classes, found, updated, forgott
 
   // A delete is forgotten and moves no pod: nothing rejected can fit for it.
   events.clear();
-  ix.claims().on_delete(pvc("a", "data", "pv-1", "2"));
-  ix.volumes().on_delete(zoned);
-  ix.storage_classes().on_delete(storage_class("local", false, "2"));
+  ix.handler<kube::PersistentVolumeClaim>().on_delete(pvc("a", "data", "pv-1", "2"));
+  ix.handler<kube::PersistentVolume>().on_delete(zoned);
+  ix.handler<kube::StorageClass>().on_delete(storage_class("local", false, "2"));
   CHECK(events.empty());
   CHECK(objects.claim("a", "data") == nullptr);
   CHECK(objects.claim("b", "data") != nullptr);
   CHECK(objects.volume("pv-1") == nullptr);
   CHECK(objects.storage_class("local") == nullptr);
-  c = ix.counts();
-  CHECK(c.pvcs == 1);
-  CHECK(c.pvs == 0);
-  CHECK(c.storage_classes == 0);
+  CHECK(ix.count<kube::PersistentVolumeClaim>() == 1);
+  CHECK(ix.count<kube::PersistentVolume>() == 0);
+  CHECK(ix.count<kube::StorageClass>() == 0);
 }
 
 namespace {
@@ -353,39 +351,39 @@ TEST_CASE("cluster objects: PodDisruptionBudgets, listed sorted, updated in plac
   const sched::ClusterObjects& objects = ix;  // what preemption sees
   CHECK(objects.pdbs().empty());
 
-  ix.disruption_budgets().on_add(pdb("b", "web", 1));
-  ix.disruption_budgets().on_add(pdb("a", "zeta", 0));
-  ix.disruption_budgets().on_add(pdb("a", "alpha", 2));
-  ix.disruption_budgets().on_add(pdb("c", "web", 3));
+  ix.handler<kube::PodDisruptionBudget>().on_add(pdb("b", "web", 1));
+  ix.handler<kube::PodDisruptionBudget>().on_add(pdb("a", "zeta", 0));
+  ix.handler<kube::PodDisruptionBudget>().on_add(pdb("a", "alpha", 2));
+  ix.handler<kube::PodDisruptionBudget>().on_add(pdb("c", "web", 3));
   // By namespace then name, whatever the order they came in.
   CHECK(listed(objects) == std::vector<std::string>{"a/alpha 2", "a/zeta 0", "b/web 1", "c/web 3"});
-  CHECK(ix.counts().pdbs == 4);
+  CHECK(ix.count<kube::PodDisruptionBudget>() == 4);
 
   // An update (the controller's status write) is seen through the same
   // pointer: the list is not rebuilt.
   const kube::PodDisruptionBudget* before = objects.pdbs()[2];
   kube::PodDisruptionBudget evicting = pdb("b", "web", 0, "2");
   evicting.disrupted_pods = {"web-0"};
-  ix.disruption_budgets().on_update(pdb("b", "web", 1), evicting);
+  ix.handler<kube::PodDisruptionBudget>().on_update(pdb("b", "web", 1), evicting);
   REQUIRE(objects.pdbs().size() == 4);
   CHECK(objects.pdbs()[2] == before);
   CHECK(objects.pdbs()[2]->disruptions_allowed == 0);
   CHECK(objects.pdbs()[2]->resource_version == "2");
   CHECK(objects.pdbs()[2]->disrupted("web-0"));
   // An update of one never seen (a missed add) adds it.
-  ix.disruption_budgets().on_update(pdb("a", "mid", 5), pdb("a", "mid", 5, "2"));
+  ix.handler<kube::PodDisruptionBudget>().on_update(pdb("a", "mid", 5), pdb("a", "mid", 5, "2"));
   CHECK(listed(objects) == std::vector<std::string>{"a/alpha 2", "a/mid 5", "a/zeta 0", "b/web 0", "c/web 3"});
 
-  ix.disruption_budgets().on_delete(pdb("a", "zeta", 0));
-  ix.disruption_budgets().on_delete(evicting);
-  ix.disruption_budgets().on_delete(pdb("d", "never-seen", 0));  // a no-op
+  ix.handler<kube::PodDisruptionBudget>().on_delete(pdb("a", "zeta", 0));
+  ix.handler<kube::PodDisruptionBudget>().on_delete(evicting);
+  ix.handler<kube::PodDisruptionBudget>().on_delete(pdb("d", "never-seen", 0));  // a no-op
   CHECK(listed(objects) == std::vector<std::string>{"a/alpha 2", "a/mid 5", "c/web 3"});
-  CHECK(ix.counts().pdbs == 3);
-  ix.disruption_budgets().on_delete(pdb("a", "alpha", 2));
-  ix.disruption_budgets().on_delete(pdb("a", "mid", 5));
-  ix.disruption_budgets().on_delete(pdb("c", "web", 3));
+  CHECK(ix.count<kube::PodDisruptionBudget>() == 3);
+  ix.handler<kube::PodDisruptionBudget>().on_delete(pdb("a", "alpha", 2));
+  ix.handler<kube::PodDisruptionBudget>().on_delete(pdb("a", "mid", 5));
+  ix.handler<kube::PodDisruptionBudget>().on_delete(pdb("c", "web", 3));
   CHECK(objects.pdbs().empty());
-  CHECK(ix.counts().pdbs == 0);
+  CHECK(ix.count<kube::PodDisruptionBudget>() == 0);
 
   // A budget only orders preemption's victims: no change to one moves a pod.
   CHECK(events.empty());

@@ -58,7 +58,7 @@ const std::string kSts = R"({"kind":"StatefulSet","apiVersion":"apps/v1",)" + me
 
 TEST_CASE("decode: Namespaces, list and watch event") {
   Decoder d;
-  auto l = d.namespace_list(list("NamespaceList", kNamespace));
+  auto l = d.list<Namespace>(list("NamespaceList", kNamespace));
   REQUIRE(l.has_value());
   CHECK(l->resource_version == "500");
   CHECK(l->continue_token == "tok");
@@ -69,7 +69,7 @@ TEST_CASE("decode: Namespaces, list and watch event") {
   CHECK(n.resource_version == "11");
   CHECK(n.labels == StringPairs{{"team", "a"}});
 
-  auto ev = d.namespace_event(event("MODIFIED", kNamespace));
+  auto ev = d.event<Namespace>(event("MODIFIED", kNamespace));
   REQUIRE(ev.has_value());
   CHECK(ev->type == EventType::modified);
   CHECK(ev->object.name == "shop");
@@ -78,7 +78,7 @@ TEST_CASE("decode: Namespaces, list and watch event") {
 
 TEST_CASE("decode: Services and ReplicationControllers keep their map selectors") {
   Decoder d;
-  auto l = d.service_list(list("ServiceList", kService + "," + kHeadless));
+  auto l = d.list<Service>(list("ServiceList", kService + "," + kHeadless));
   REQUIRE(l.has_value());
   REQUIRE(l->items.size() == 2);
   CHECK(l->items[0].ns == "shop");
@@ -88,18 +88,18 @@ TEST_CASE("decode: Services and ReplicationControllers keep their map selectors"
   CHECK(l->items[0].selector == StringPairs{{"app", "web"}, {"tier", "frontend"}});
   CHECK(l->items[1].selector.empty());  // a Service without a selector
 
-  auto ev = d.service_event(event("ADDED", kService));
+  auto ev = d.event<Service>(event("ADDED", kService));
   REQUIRE(ev.has_value());
   CHECK(ev->type == EventType::added);
   CHECK(ev->object.selector == StringPairs{{"app", "web"}, {"tier", "frontend"}});
 
-  auto rl = d.replication_controller_list(list("ReplicationControllerList", kRc));
+  auto rl = d.list<ReplicationController>(list("ReplicationControllerList", kRc));
   REQUIRE(rl.has_value());
   REQUIRE(rl->items.size() == 1);
   CHECK(rl->items[0].ns == "shop");
   CHECK(rl->items[0].name == "legacy");
   CHECK(rl->items[0].selector == StringPairs{{"app", "legacy"}});
-  auto rev = d.replication_controller_event(event("DELETED", kRc));
+  auto rev = d.event<ReplicationController>(event("DELETED", kRc));
   REQUIRE(rev.has_value());
   CHECK(rev->type == EventType::deleted);
   CHECK(rev->object.resource_version == "14");
@@ -108,7 +108,7 @@ TEST_CASE("decode: Services and ReplicationControllers keep their map selectors"
 
 TEST_CASE("decode: ReplicaSets and StatefulSets keep their label selectors") {
   Decoder d;
-  auto l = d.replica_set_list(list("ReplicaSetList", kRs));
+  auto l = d.list<ReplicaSet>(list("ReplicaSetList", kRs));
   REQUIRE(l.has_value());
   REQUIRE(l->items.size() == 1);
   const ReplicaSet& rs = l->items[0];
@@ -118,42 +118,42 @@ TEST_CASE("decode: ReplicaSets and StatefulSets keep their label selectors") {
   CHECK(rs.selector->match_labels == StringPairs{{"app", "web"}, {"pod-template-hash", "7d4b9c"}});
   CHECK(rs.selector->match_expressions ==
         std::vector<NodeSelectorRequirement>{{"track", SelectorOp::not_in, {"canary"}}});
-  auto ev = d.replica_set_event(event("MODIFIED", kRs));
+  auto ev = d.event<ReplicaSet>(event("MODIFIED", kRs));
   REQUIRE(ev.has_value());
   CHECK(ev->object.selector == rs.selector);
 
-  auto sl = d.stateful_set_list(list("StatefulSetList", kSts));
+  auto sl = d.list<StatefulSet>(list("StatefulSetList", kSts));
   REQUIRE(sl.has_value());
   REQUIRE(sl->items.size() == 1);
   CHECK(sl->items[0].name == "db");
   CHECK(sl->items[0].selector == LabelSelector{{{"app", "db"}}, {}});
-  auto sev = d.stateful_set_event(event("ADDED", kSts));
+  auto sev = d.event<StatefulSet>(event("ADDED", kSts));
   REQUIRE(sev.has_value());
   CHECK(sev->object.selector == LabelSelector{{{"app", "db"}}, {}});
 
   // No selector (the API server requires one for apps/v1; nothing trusted):
   // nullopt, which selects nothing, never an empty selector, which selects all.
-  auto none = d.replica_set_event(event("ADDED", R"({"metadata":{"name":"x","namespace":"shop"},"spec":{}})"));
+  auto none = d.event<ReplicaSet>(event("ADDED", R"({"metadata":{"name":"x","namespace":"shop"},"spec":{}})"));
   REQUIRE(none.has_value());
   CHECK_FALSE(none->object.selector.has_value());
   auto null_sel =
-      d.stateful_set_event(event("ADDED", R"({"metadata":{"name":"x","namespace":"shop"},"spec":{"selector":null}})"));
+      d.event<StatefulSet>(event("ADDED", R"({"metadata":{"name":"x","namespace":"shop"},"spec":{"selector":null}})"));
   REQUIRE(null_sel.has_value());
   CHECK_FALSE(null_sel->object.selector.has_value());
 }
 
 TEST_CASE("decode: bookmarks and errors of the new kinds' watches") {
   Decoder d;
-  auto bm = d.service_event(
+  auto bm = d.event<Service>(
       R"({"type":"BOOKMARK","object":{"kind":"Service","apiVersion":"v1","metadata":{"resourceVersion":"900",)"
       R"("annotations":{"k8s.io/initial-events-end":"true"}}}})");
   REQUIRE(bm.has_value());
   CHECK(bm->type == EventType::bookmark);
   CHECK(bm->object.resource_version == "900");
   CHECK(bm->initial_events_end);
-  auto err = d.namespace_event(R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},)"
-                               R"("status":"Failure","message":"too old resource version","reason":"Expired",)"
-                               R"("code":410}})");
+  auto err = d.event<Namespace>(R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},)"
+                                R"("status":"Failure","message":"too old resource version","reason":"Expired",)"
+                                R"("code":410}})");
   REQUIRE(err.has_value());
   CHECK(err->type == EventType::error);
   CHECK(is_expired(err->status));
@@ -163,7 +163,7 @@ TEST_CASE("decode: a new kind's unreadable object is skipped with its identity, 
   Decoder d;
   const std::string bad_service = R"({"metadata":{"name":"bad","namespace":"shop","uid":"u-bad",)"
                                   R"("resourceVersion":"20"},"spec":{"selector":["app"]}})";
-  auto l = d.service_list(list("ServiceList", kService + "," + bad_service));
+  auto l = d.list<Service>(list("ServiceList", kService + "," + bad_service));
   REQUIRE(l.has_value());
   REQUIRE(l->items.size() == 1);
   CHECK(l->items[0].name == "web");
@@ -174,7 +174,7 @@ TEST_CASE("decode: a new kind's unreadable object is skipped with its identity, 
 
   const std::string bad_rs = R"({"metadata":{"name":"rs","namespace":"shop","resourceVersion":"21"},)"
                              R"("spec":{"selector":{"matchExpressions":{"key":"a"}}}})";
-  auto ev = d.replica_set_event(event("MODIFIED", bad_rs));
+  auto ev = d.event<ReplicaSet>(event("MODIFIED", bad_rs));
   REQUIRE(ev.has_value());
   REQUIRE(ev->undecodable.has_value());
   CHECK(ev->undecodable->name == "rs");
@@ -187,17 +187,17 @@ TEST_CASE("decode: a new kind's unreadable object is skipped with its identity, 
       R"({"metadata":{"name":"n","namespace":"s"},"spec":{"selector":{"matchLabels":[]}}})",
       R"({"metadata":{"name":"n","namespace":"s"},"spec":"x"})",
   };
-  CHECK(d.namespace_event(event("ADDED", bad_objects[0]))->undecodable.has_value());
-  CHECK(d.replication_controller_event(event("ADDED", bad_objects[1]))->undecodable.has_value());
-  CHECK(d.stateful_set_event(event("ADDED", bad_objects[2]))->undecodable.has_value());
-  CHECK(d.service_event(event("ADDED", bad_objects[3]))->undecodable.has_value());
+  CHECK(d.event<Namespace>(event("ADDED", bad_objects[0]))->undecodable.has_value());
+  CHECK(d.event<ReplicationController>(event("ADDED", bad_objects[1]))->undecodable.has_value());
+  CHECK(d.event<StatefulSet>(event("ADDED", bad_objects[2]))->undecodable.has_value());
+  CHECK(d.event<Service>(event("ADDED", bad_objects[3]))->undecodable.has_value());
   // A nameless object is missing a required field.
-  auto nameless = d.namespace_event(event("ADDED", R"({"metadata":{"uid":"u"}})"));
+  auto nameless = d.event<Namespace>(event("ADDED", R"({"metadata":{"uid":"u"}})"));
   REQUIRE(nameless.has_value());
   REQUIRE(nameless->undecodable.has_value());
   CHECK(nameless->undecodable->error == make_error_code(errc::json_missing_field).message());
   // A broken event is the event's failure.
-  auto broken = d.stateful_set_event(R"({"type":"ADDED","object":{"metadata":)");
+  auto broken = d.event<StatefulSet>(R"({"type":"ADDED","object":{"metadata":)");
   CHECK_FALSE(broken.has_value());
 }
 
@@ -226,7 +226,7 @@ const std::string kBoundPv =
 
 TEST_CASE("decode: PersistentVolumeClaims, their class, binding and deletion") {
   Decoder d;
-  auto l = d.persistent_volume_claim_list(
+  auto l = d.list<PersistentVolumeClaim>(
       list("PersistentVolumeClaimList", claim("data", R"("pv.kubernetes.io/bind-completed":"yes")",
                                               R"(,"storageClassName":"fast","volumeName":"pv-1")")));
   REQUIRE(l.has_value());
@@ -243,32 +243,32 @@ TEST_CASE("decode: PersistentVolumeClaims, their class, binding and deletion") {
   CHECK_FALSE(c.read_write_once_pod);  // ReadWriteOnce
 
   // The beta annotation wins over spec.storageClassName, even when empty.
-  auto beta = d.persistent_volume_claim_event(event(
+  auto beta = d.event<PersistentVolumeClaim>(event(
       "ADDED", claim("beta", R"("volume.beta.kubernetes.io/storage-class":"slow")", R"(,"storageClassName":"fast")")));
   REQUIRE(beta.has_value());
   CHECK(beta->object.storage_class_name == "slow");
   CHECK_FALSE(beta->object.bind_completed);
   CHECK(beta->object.volume_name.empty());
-  auto beta_empty = d.persistent_volume_claim_event(event(
+  auto beta_empty = d.event<PersistentVolumeClaim>(event(
       "ADDED", claim("none", R"("volume.beta.kubernetes.io/storage-class":"")", R"(,"storageClassName":"fast")")));
   REQUIRE(beta_empty.has_value());
   CHECK(beta_empty->object.storage_class_name == "");
 
   // Neither: no class at all (the default class's business), not "".
-  auto neither = d.persistent_volume_claim_event(event("MODIFIED", claim("plain", "", "")));
+  auto neither = d.event<PersistentVolumeClaim>(event("MODIFIED", claim("plain", "", "")));
   REQUIRE(neither.has_value());
   CHECK_FALSE(neither->object.storage_class_name.has_value());
-  auto null_class = d.persistent_volume_claim_event(event("MODIFIED", claim("nul", "", R"(,"storageClassName":null)")));
+  auto null_class = d.event<PersistentVolumeClaim>(event("MODIFIED", claim("nul", "", R"(,"storageClassName":null)")));
   REQUIRE(null_class.has_value());
   CHECK_FALSE(null_class->object.storage_class_name.has_value());
 
-  auto deleting = d.persistent_volume_claim_event(
+  auto deleting = d.event<PersistentVolumeClaim>(
       event("MODIFIED", claim("gone", "", "", R"("deletionTimestamp":"2026-01-01T10:00:00Z",)")));
   REQUIRE(deleting.has_value());
   CHECK(deleting->object.deleting);
 
   // Annotations after spec (any field order) are still read.
-  auto late = d.persistent_volume_claim_event(event(
+  auto late = d.event<PersistentVolumeClaim>(event(
       "ADDED",
       R"({"spec":{"storageClassName":"fast"},"metadata":{"name":"late","namespace":"shop",)"
       R"("annotations":{"volume.beta.kubernetes.io/storage-class":"slow","pv.kubernetes.io/bind-completed":""}}})"));
@@ -277,7 +277,7 @@ TEST_CASE("decode: PersistentVolumeClaims, their class, binding and deletion") {
   CHECK(late->object.bind_completed);
 
   // ReadWriteOncePod among the access modes (VolumeRestrictions reads it).
-  auto solo = d.persistent_volume_claim_event(
+  auto solo = d.event<PersistentVolumeClaim>(
       event("ADDED", R"({"metadata":{"name":"solo","namespace":"shop"},)"
                      R"("spec":{"accessModes":["ReadOnlyMany","ReadWriteOncePod"],"volumeName":"pv-9"}})"));
   REQUIRE(solo.has_value());
@@ -286,7 +286,7 @@ TEST_CASE("decode: PersistentVolumeClaims, their class, binding and deletion") {
 
 TEST_CASE("decode: PersistentVolumes keep their node affinity and labels") {
   Decoder d;
-  auto l = d.persistent_volume_list(list("PersistentVolumeList", kBoundPv));
+  auto l = d.list<PersistentVolume>(list("PersistentVolumeList", kBoundPv));
   REQUIRE(l.has_value());
   REQUIRE(l->items.size() == 1);
   const PersistentVolume& pv = l->items[0];
@@ -302,7 +302,7 @@ TEST_CASE("decode: PersistentVolumes keep their node affinity and labels") {
 
   CHECK(pv.labels == StringPairs{{"team", "a"}});
 
-  auto plain = d.persistent_volume_event(
+  auto plain = d.event<PersistentVolume>(
       event("ADDED", R"({"metadata":{"name":"pv-nfs","uid":"u","resourceVersion":"41",)"
                      R"("labels":{"topology.kubernetes.io/zone":"z1__z2"}},)"
                      R"("spec":{"nfs":{"server":"s","path":"/"},"capacity":{"storage":"5Gi"}}})"));
@@ -312,12 +312,12 @@ TEST_CASE("decode: PersistentVolumes keep their node affinity and labels") {
   // Labels are kept: VolumeZone reads the zone and region ones.
   CHECK(plain->object.labels == StringPairs{{"topology.kubernetes.io/zone", "z1__z2"}});
   // nodeAffinity without `required`, or with a null one: no constraint.
-  auto no_required = d.persistent_volume_event(
+  auto no_required = d.event<PersistentVolume>(
       event("ADDED", R"({"metadata":{"name":"pv"},"spec":{"nodeAffinity":{"required":null}}})"));
   REQUIRE(no_required.has_value());
   CHECK_FALSE(no_required->object.has_node_affinity);
   // A required selector with no terms is present (and matches no node).
-  auto no_terms = d.persistent_volume_event(
+  auto no_terms = d.event<PersistentVolume>(
       event("ADDED", R"({"metadata":{"name":"pv"},"spec":{"nodeAffinity":{"required":{"nodeSelectorTerms":[]}}}})"));
   REQUIRE(no_terms.has_value());
   CHECK(no_terms->object.has_node_affinity);
@@ -332,7 +332,7 @@ TEST_CASE("decode: StorageClasses, WaitForFirstConsumer or Immediate") {
   const std::string immediate = R"({"kind":"StorageClass","apiVersion":"storage.k8s.io/v1",)" +
                                 meta("standard", "", "51") +
                                 R"(,"provisioner":"rancher.io/local-path","volumeBindingMode":"Immediate"})";
-  auto l = d.storage_class_list(list("StorageClassList", wffc + "," + immediate));
+  auto l = d.list<StorageClass>(list("StorageClassList", wffc + "," + immediate));
   REQUIRE(l.has_value());
   REQUIRE(l->items.size() == 2);
   CHECK(l->items[0].name == "local");
@@ -342,16 +342,16 @@ TEST_CASE("decode: StorageClasses, WaitForFirstConsumer or Immediate") {
   CHECK(l->items[1].name == "standard");
   CHECK_FALSE(l->items[1].wait_for_first_consumer);
 
-  auto ev = d.storage_class_event(event("DELETED", wffc));
+  auto ev = d.event<StorageClass>(event("DELETED", wffc));
   REQUIRE(ev.has_value());
   CHECK(ev->type == EventType::deleted);
   CHECK(ev->object.wait_for_first_consumer);
   // Absent (the API server defaults it to Immediate): not waiting.
-  auto unset = d.storage_class_event(event("ADDED", R"({"metadata":{"name":"x"},"provisioner":"p"})"));
+  auto unset = d.event<StorageClass>(event("ADDED", R"({"metadata":{"name":"x"},"provisioner":"p"})"));
   REQUIRE(unset.has_value());
   CHECK_FALSE(unset->object.wait_for_first_consumer);
   // A wrong type is the object's failure, not the watch's.
-  auto bad = d.storage_class_event(event("ADDED", R"({"metadata":{"name":"x"},"volumeBindingMode":1})"));
+  auto bad = d.event<StorageClass>(event("ADDED", R"({"metadata":{"name":"x"},"volumeBindingMode":1})"));
   REQUIRE(bad.has_value());
   CHECK(bad->undecodable.has_value());
 }
@@ -369,7 +369,7 @@ TEST_CASE("decode: PodDisruptionBudgets keep their selector, allowance and disru
       R"("expectedPods":3,"conditions":[{"type":"DisruptionAllowed","status":"True","reason":"SufficientPods"}]}})";
   const std::string bare = R"({"kind":"PodDisruptionBudget","apiVersion":"policy/v1",)" + meta("none", "shop", "61") +
                            R"(,"spec":{"maxUnavailable":1}})";
-  auto l = d.pod_disruption_budget_list(list("PodDisruptionBudgetList", full + "," + bare));
+  auto l = d.list<PodDisruptionBudget>(list("PodDisruptionBudgetList", full + "," + bare));
   REQUIRE(l.has_value());
   CHECK(l->resource_version == "500");
   REQUIRE(l->items.size() == 2);
@@ -396,7 +396,7 @@ TEST_CASE("decode: PodDisruptionBudgets keep their selector, allowance and disru
   CHECK(l->items[1].disruptions_allowed == 0);
   CHECK(l->items[1].disrupted_pods.empty());
 
-  auto ev = d.pod_disruption_budget_event(event("MODIFIED", full));
+  auto ev = d.event<PodDisruptionBudget>(event("MODIFIED", full));
   REQUIRE(ev.has_value());
   CHECK(ev->type == EventType::modified);
   CHECK_FALSE(ev->undecodable.has_value());
@@ -408,7 +408,7 @@ TEST_CASE("decode: PodDisruptionBudgets keep their selector, allowance and disru
 TEST_CASE("decode: a PodDisruptionBudget's null selector is not its empty one") {
   Decoder d;
   auto pdb = [&](const std::string& spec, const std::string& status = "{}") {
-    auto ev = d.pod_disruption_budget_event(event(
+    auto ev = d.event<PodDisruptionBudget>(event(
         "ADDED", R"({"metadata":{"name":"b","namespace":"shop"},"spec":)" + spec + R"(,"status":)" + status + "}"));
     REQUIRE(ev.has_value());
     REQUIRE_FALSE(ev->undecodable.has_value());
@@ -446,14 +446,14 @@ TEST_CASE("decode: a malformed PodDisruptionBudget is refused, not the list or t
   };
   for (const char* obj : bad) {
     CAPTURE(obj);
-    auto ev = d.pod_disruption_budget_event(event("ADDED", obj));
+    auto ev = d.event<PodDisruptionBudget>(event("ADDED", obj));
     REQUIRE(ev.has_value());
     CHECK(ev->undecodable.has_value());
-    auto l = d.pod_disruption_budget_list(list("PodDisruptionBudgetList", obj));
+    auto l = d.list<PodDisruptionBudget>(list("PodDisruptionBudgetList", obj));
     REQUIRE(l.has_value());
     CHECK(l->items.empty());
     CHECK(l->undecodable.size() == 1);
   }
   // Broken JSON is the event's own failure.
-  CHECK_FALSE(d.pod_disruption_budget_event(R"({"type":"ADDED","object":{"metadata":{"name":"b")").has_value());
+  CHECK_FALSE(d.event<PodDisruptionBudget>(R"({"type":"ADDED","object":{"metadata":{"name":"b")").has_value());
 }

@@ -133,11 +133,11 @@ TEST_CASE("decode: terminating by preemption") {
 TEST_CASE("decode: the preemption fields through a list and a watch event") {
   const std::string p = pod({kSpec, status_with(kPreempted), kMetaDeleting});
   Decoder d;
-  auto list = d.pod_list(R"({"kind":"PodList","metadata":{"resourceVersion":"9"},"items":[)" + p + "]}");
+  auto list = d.list<Pod>(R"({"kind":"PodList","metadata":{"resourceVersion":"9"},"items":[)" + p + "]}");
   REQUIRE(list.has_value());
   REQUIRE(list->items.size() == 1);
   CHECK(list->items[0].terminating_by_preemption);
-  auto ev = d.pod_event(R"({"type":"MODIFIED","object":)" + p + "}");
+  auto ev = d.event<Pod>(R"({"type":"MODIFIED","object":)" + p + "}");
   REQUIRE(ev.has_value());
   CHECK(ev->object.terminating_by_preemption);
 }

@@ -34,13 +34,18 @@ Decision run(const kube::Pod& pod, const std::vector<NodeInfo>& nodes, DecisionT
   return sched::schedule_pod(test::default_profile(), pod, p, rng, scores, nullptr, trace);
 }
 
-// Three nodes, each turned away by a different filter.
+// Three nodes, each turned away by a different filter. "small" has 3 cpus,
+// 2 of them taken: short of room for a 2-cpu pod, not too small for it
+// (that would be unresolvable).
 std::vector<NodeInfo> three_refusals() {
-  return {
-      make_node().name("small").cpu("1").label("disk", "ssd").info(),
+  static const kube::Pod busy = make_pod().name("busy").cpu("2");
+  std::vector<NodeInfo> nodes = {
+      make_node().name("small").cpu("3").label("disk", "ssd").info(),
       make_node().name("tainted").taint("dedicated", "gpu", "NoSchedule").label("disk", "ssd").info(),
       make_node().name("spinning").label("disk", "hdd").info(),
   };
+  nodes[0].add_pod(busy);
+  return nodes;
 }
 
 }  // namespace

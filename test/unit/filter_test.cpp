@@ -3,6 +3,7 @@
 // bookkeeping. Expected values come from kube-scheduler's plugins and
 // component-helpers' matching rules (see plugins.hpp).
 #include "builders.hpp"
+#include "fit_fixtures.hpp"
 #include "profile_fixtures.hpp"
 #include "toysched/sched/node_info.hpp"
 #include "toysched/sched/plugins.hpp"
@@ -75,7 +76,8 @@ TEST_CASE("NodeResourcesFit: pods, cpu, memory, ephemeral storage, extended") {
   SUBCASE("several reasons at once, in upstream's order") {
     const kube::Pod p = make_pod().cpu("1").memory("2Gi").ephemeral_storage("11Gi").extended("example.com/gpu", "2");
     const auto s = sched::filter_node_resources_fit(p, ni);
-    CHECK(s.code == Code::unschedulable);
+    // 11Gi of ephemeral storage is more than the node has at all.
+    CHECK(s.code == Code::unresolvable);
     CHECK(s.plugin == PluginId::node_resources_fit);
     CHECK(reasons(p, s) == Strings{"Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage",
                                    "Insufficient example.com/gpu"});
@@ -97,6 +99,118 @@ TEST_CASE("NodeResourcesFit: pods, cpu, memory, ephemeral storage, extended") {
     full.add_pod(make_pod().cpu("2").memory("2Gi"));  // already overcommitted
     CHECK(sched::filter_node_resources_fit(make_pod(), full).ok());
   }
+}
+
+// fit_test.go TestEnoughRequests, the cases whose status (code and
+// reasons) this filter decides, on its node (fit_fixtures.hpp) with one pod.
+// Upstream's pods are built from containers; here each is its effective
+// request (containers summed, init containers maxed, overhead added:
+// decode_pod.cpp's business, tested in decode_test.cpp).
+namespace {
+struct EnoughRequestsCase {
+  const char* name;
+  kube::Pod pod, existing;
+  Code code;
+  Strings reasons;
+};
+
+std::vector<EnoughRequestsCase> enough_requests_cases() {
+  return {
+      {"no resources requested always fits", make_pod(), make_pod().cpu("10m").memory("20"), Code::success, {}},
+      {"too many resources fails",
+       make_pod().cpu("1m").memory("1"),
+       make_pod().cpu("10m").memory("20"),
+       Code::unschedulable,
+       {"Insufficient cpu", "Insufficient memory"}},
+      {"too many resources fails due to init container cpu",
+       make_pod().cpu("3m").memory("1"),
+       make_pod().cpu("8m").memory("19"),
+       Code::unschedulable,
+       {"Insufficient cpu"}},
+      {"one resource memory fits",
+       make_pod().cpu("2m").memory("1"),
+       make_pod().cpu("9m").memory("5"),
+       Code::unschedulable,
+       {"Insufficient cpu"}},
+      {"one resource cpu fits",
+       make_pod().cpu("1m").memory("2"),
+       make_pod().cpu("5m").memory("19"),
+       Code::unschedulable,
+       {"Insufficient memory"}},
+      {"equal edge case", make_pod().cpu("5m").memory("1"), make_pod().cpu("5m").memory("19"), Code::success, {}},
+      {"extended resource capacity enforced",
+       make_pod().cpu("1m").memory("1").extended("example.com/aaa", "10"),
+       make_pod(),
+       Code::unresolvable,
+       {"Insufficient example.com/aaa"}},
+      {"extended resource allocatable enforced",
+       make_pod().cpu("1m").memory("1").extended("example.com/aaa", "1"),
+       make_pod().extended("example.com/aaa", "5"),
+       Code::unschedulable,
+       {"Insufficient example.com/aaa"}},
+      {"extended resource allocatable enforced for multiple containers",
+       make_pod().cpu("2m").memory("2").extended("example.com/aaa", "6"),
+       make_pod().extended("example.com/aaa", "2"),
+       Code::unresolvable,
+       {"Insufficient example.com/aaa"}},
+      {"extended resource allocatable admits multiple init containers",
+       make_pod().cpu("1m").memory("1").extended("example.com/aaa", "3"),
+       make_pod().extended("example.com/aaa", "2"),
+       Code::success,
+       {}},
+      {"extended resource allocatable enforced for unknown resource",
+       make_pod().cpu("1m").memory("1").extended("example.com/bbb", "1"),
+       make_pod(),
+       Code::unresolvable,
+       {"Insufficient example.com/bbb"}},
+      {"kubernetes.io resource capacity enforced",
+       make_pod().cpu("1m").memory("1").extended("kubernetes.io/something", "10"),
+       make_pod(),
+       Code::unresolvable,
+       {"Insufficient kubernetes.io/something"}},
+      {"hugepages resource capacity enforced",
+       make_pod().cpu("1m").memory("1").extended("hugepages-2Mi", "10"),
+       make_pod(),
+       Code::unresolvable,
+       {"Insufficient hugepages-2Mi"}},
+      {"hugepages resource allocatable enforced for multiple containers",
+       make_pod().cpu("2m").memory("2").extended("hugepages-2Mi", "6"),
+       make_pod().extended("hugepages-2Mi", "2"),
+       Code::unresolvable,
+       {"Insufficient hugepages-2Mi"}},
+      {"requests + overhead does not fit for memory",
+       make_pod().cpu("2m").memory("16"),
+       make_pod().cpu("5m").memory("5"),
+       Code::unschedulable,
+       {"Insufficient memory"}},
+      {"pod-level cpu resource not fit",
+       make_pod().cpu("7m").memory("2"),
+       make_pod().cpu("5m").memory("5"),
+       Code::unschedulable,
+       {"Insufficient cpu"}},
+  };
+}
+}  // namespace
+
+TEST_CASE("NodeResourcesFit: fit_test.go TestEnoughRequests") {
+  for (const EnoughRequestsCase& c : enough_requests_cases()) {
+    CAPTURE(c.name);
+    NodeInfo ni = test::enough_requests_node();
+    ni.add_pod(c.existing);
+    const auto s = sched::filter_node_resources_fit(c.pod, ni);
+    CHECK(s.code == c.code);
+    CHECK(reasons(c.pod, s) == c.reasons);
+  }
+}
+
+// Upstream's "Too many pods" is never unresolvable: evicting a pod makes room.
+TEST_CASE("NodeResourcesFit: fit_test.go TestNotEnoughRequests") {
+  NodeInfo ni = make_node().cpu("10m").memory("20").pods(1).info();
+  ni.add_pod(make_pod().name("a").cpu("5m").memory("19"));
+  const kube::Pod pod = make_pod().cpu("5m").memory("1");
+  const auto s = sched::filter_node_resources_fit(pod, ni);
+  CHECK(s.code == Code::unschedulable);
+  CHECK(reasons(pod, s) == Strings{"Too many pods"});
 }
 
 TEST_CASE("TaintToleration: an untolerated NoSchedule/NoExecute taint, named by no reason (v1.35+)") {

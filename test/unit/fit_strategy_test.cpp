@@ -387,7 +387,9 @@ TEST_CASE("a profile with MostAllocated packs, the default spreads") {
   std::mt19937_64 rng(1);
   const sched::Profile spread = sched::Profile::make_default();
   CHECK(sched::schedule_pod(spread, pod, view, rng).node == "b");
-  const sched::Profile pack = sched::Profile::make_default({.fit = args(kMost, kDefaultResources)});
+  sched::PluginArgs packing;
+  packing.fit = args(kMost, kDefaultResources);
+  const sched::Profile pack = sched::Profile::make_default(packing);
   CHECK(sched::schedule_pod(pack, pod, view, rng).node == "a");
   const auto* fit = dynamic_cast<const sched::NodeResourcesFit*>(pack.find(sched::PluginId::node_resources_fit));
   REQUIRE(fit != nullptr);

@@ -7,10 +7,8 @@
 // counts right across assume/forget.
 #include <doctest/doctest.h>
 
-#include "builders.hpp"
-#include "toysched/sched/algorithm.hpp"
+#include "inter_pod_affinity_fixtures.hpp"
 #include "toysched/sched/cache.hpp"
-#include "toysched/sched/plugins/inter_pod_affinity.hpp"
 #include "toysched/sched/profile.hpp"
 
 #include <algorithm>
@@ -23,146 +21,7 @@ using namespace toysched;
 using sched::InterPodAffinity;
 using sched::NodeInfo;
 using test::make_pod;
-
-namespace {
-
-using Labels = kube::StringPairs;
-
-// upstream's `namespaces` fixture (scoring_test.go).
-class Namespaces final : public sched::ClusterObjects {
- public:
-  const kube::StringPairs* namespace_labels(std::string_view ns) const override {
-    for (const auto& [name, labels] : all_) {
-      if (name == ns) return &labels;
-    }
-    return nullptr;
-  }
-  kube::LabelSelector default_selector(const kube::Pod& /*pod*/) const override { return {}; }
-
- private:
-  std::vector<std::pair<std::string, Labels>> all_ = {
-      {"subteam1.team1", {{"team", "team1"}}},
-      {"subteam2.team1", {{"team", "team1"}}},
-      {"subteam1.team2", {{"team", "team2"}}},
-      {"subteam2.team2", {{"team", "team2"}}},
-  };
-};
-const Namespaces kNamespaces;
-
-kube::LabelSelector expr(std::string key, std::string_view op, std::vector<std::string> values = {}) {
-  kube::LabelSelector s;
-  s.match_expressions.push_back(test::req(std::move(key), op, std::move(values)));
-  return s;
-}
-
-// A term selecting pods by one expression (st.PodAffinityIn / NotIn / Exists).
-kube::PodAffinityTerm term(std::string key, std::string_view op, std::vector<std::string> values,
-                           std::string topology) {
-  kube::PodAffinityTerm t;
-  t.label_selector = expr(std::move(key), op, std::move(values));
-  t.topology_key = std::move(topology);
-  return t;
-}
-kube::PodAffinityTerm with_ns_selector(kube::PodAffinityTerm t, kube::LabelSelector sel,
-                                       std::vector<std::string> namespaces = {}) {
-  t.namespace_selector = std::move(sel);
-  t.namespaces = std::move(namespaces);
-  return t;
-}
-
-kube::Pod pod(std::string ns, Labels labels, std::string node = "") {
-  kube::Pod p = make_pod().ns(std::move(ns)).node_name(std::move(node));
-  p.labels = std::move(labels);
-  return p;
-}
-kube::Pod req_aff(kube::Pod p, kube::PodAffinityTerm t) {
-  p.pod_affinity.required.push_back(std::move(t));
-  return p;
-}
-kube::Pod req_anti(kube::Pod p, kube::PodAffinityTerm t) {
-  p.pod_anti_affinity.required.push_back(std::move(t));
-  return p;
-}
-kube::Pod pref_aff(kube::Pod p, std::int32_t w, kube::PodAffinityTerm t) {
-  p.pod_affinity.preferred.push_back({w, std::move(t)});
-  return p;
-}
-kube::Pod pref_anti(kube::Pod p, std::int32_t w, kube::PodAffinityTerm t) {
-  p.pod_anti_affinity.preferred.push_back({w, std::move(t)});
-  return p;
-}
-
-kube::Node node(std::string name, Labels labels) {
-  kube::Node n = test::make_node().name(std::move(name));
-  n.labels = std::move(labels);  // exactly upstream's labels, no hostname
-  return n;
-}
-
-// Nodes with placed pods counted, as a snapshot (pods stay put: NodeInfo
-// points at them).
-struct World {
-  World(const std::vector<kube::Node>& nodes, const std::vector<kube::Pod>& placed)
-      : pods(placed.begin(), placed.end()) {
-    infos.reserve(nodes.size());
-    for (const auto& n : nodes) {
-      NodeInfo ni;
-      ni.node = n;
-      infos.push_back(std::move(ni));
-    }
-    for (const auto& p : pods) {
-      for (auto& ni : infos) {
-        if (ni.node.name == p.node_name) ni.add_pod(p);
-      }
-    }
-    for (const auto& ni : infos) ptrs.push_back(&ni);
-  }
-  World(const World&) = delete;
-  sched::Cluster cluster() const {
-    sched::Cluster c{ptrs};
-    c.objects = &kNamespaces;
-    return c;
-  }
-  std::deque<kube::Pod> pods;
-  std::vector<NodeInfo> infos;
-  std::vector<const NodeInfo*> ptrs;
-};
-
-// "skip" when PreFilter skips; else per node "" (passes) or
-// "<code>: <reason>" with code U (Unschedulable) or UU (…AndUnresolvable).
-std::vector<std::string> filter(const kube::Pod& p, const World& w) {
-  InterPodAffinity plugin;
-  if (plugin.pre_filter(p, w.cluster()).kind == sched::PreFilterResult::Kind::skip) return {"skip"};
-  std::vector<std::string> out;
-  for (const NodeInfo* ni : w.ptrs) {
-    const sched::FilterStatus st = plugin.filter_node(p, *ni);
-    if (st.ok()) {
-      out.emplace_back();
-      continue;
-    }
-    const auto reasons = st.reason_strings(p);
-    REQUIRE(reasons.size() == 1);
-    out.push_back(std::string(st.code == sched::Code::unresolvable ? "UU: " : "U: ") + reasons.front());
-  }
-  return out;
-}
-
-// Normalized scores over every node; {} when PreScore skips.
-std::vector<std::int64_t> scores(const kube::Pod& p, const World& w, std::int32_t hard_weight = 1) {
-  InterPodAffinity plugin(hard_weight);
-  if (!plugin.pre_score(p, w.ptrs, w.cluster())) return {};
-  std::vector<std::int64_t> out(w.ptrs.size());
-  plugin.score(p, w.ptrs, out);
-  plugin.normalize(out);
-  return out;
-}
-
-using Strings = std::vector<std::string>;
-using Scores = std::vector<std::int64_t>;
-const std::string kAff = "UU: node(s) didn't match pod affinity rules";
-const std::string kAnti = "U: node(s) didn't match pod anti-affinity rules";
-const std::string kExisting = "U: node(s) didn't satisfy existing pods anti-affinity rules";
-
-}  // namespace
+using namespace test::affinity;
 
 // upstream TestRequiredAffinitySingleNode: one node {region: r1, zone: z11}.
 TEST_CASE("TestRequiredAffinitySingleNode cases") {
@@ -234,6 +93,43 @@ TEST_CASE("TestRequiredAffinitySingleNode cases") {
   }
 }
 
+// Issue 47 item 9. Upstream matches the INCOMING pod's terms with no
+// namespace labels at all (AffinityTerm.Matches(pod, nil); the selector is
+// kept beside the namespaces it picked, as mergeAffinityTermNamespacesIfNotEmpty
+// edits a copy): a namespaceSelector that an empty label set satisfies
+// selects every namespace. A PLACED pod's terms see the incoming pod's
+// real namespace labels.
+TEST_CASE("InterPodAffinity: the incoming pod's NotIn / DoesNotExist namespaceSelector matches every namespace") {
+  const Labels security_scan = {{"service", "securityscan"}};
+  const std::vector<kube::Node> nodes = {node("node1", {{"region", "r1"}, {"zone", "z11"}})};
+  const auto in_scan = term("service", "In", {"securityscan", "value2"}, "zone");
+  // subteam2.team1 has team=team1: its labels do not satisfy either selector.
+  const kube::Pod placed = pod("subteam2.team1", security_scan, "node1");
+  for (const auto& sel : {expr("team", "NotIn", {"team1"}), expr("team", "DoesNotExist")}) {
+    const auto anti = req_anti(pod("subteam1.team1", {}), with_ns_selector(in_scan, sel));
+    CHECK(filter(anti, World(nodes, {placed})) == Strings{kAnti});
+    // So does a namespace no Namespace object exists for.
+    CHECK(filter(anti, World(nodes, {pod("nowhere", security_scan, "node1")})) == Strings{kAnti});
+    const auto aff = req_aff(pod("subteam1.team1", {}), with_ns_selector(in_scan, sel));
+    CHECK(filter(aff, World(nodes, {placed})) == Strings{""});
+  }
+  // An In selector is not satisfied by no labels: the real ones decide.
+  const auto in_team2 = req_anti(pod("subteam1.team1", {}), with_ns_selector(in_scan, expr("team", "In", {"team2"})));
+  CHECK(filter(in_team2, World(nodes, {placed})) == Strings{""});
+  // Preferred terms score the same way: the pod on node1 counts.
+  const std::vector<kube::Node> two = {node("node1", {{"zone", "z1"}}), node("node2", {{"zone", "z2"}})};
+  const auto pref =
+      pref_aff(pod("subteam1.team1", {}), 5,
+               with_ns_selector(term("service", "In", {"securityscan"}, "zone"), expr("team", "NotIn", {"team1"})));
+  CHECK(scores(pref, World(two, {placed})) == Scores{100, 0});
+  // A placed pod's NotIn term against the incoming pod: its namespace's
+  // real labels (team=team1) are read, so it does not match.
+  const kube::Pod placed_anti =
+      req_anti(pod("subteam1.team2", security_scan, "node1"),
+               with_ns_selector(term("service", "In", {"securityscan"}, "zone"), expr("team", "NotIn", {"team1"})));
+  CHECK(filter(pod("subteam2.team1", security_scan), World(nodes, {placed_anti})) == Strings{"skip"});
+}
+
 // upstream TestRequiredAffinityMultipleNodes.
 TEST_CASE("TestRequiredAffinityMultipleNodes cases") {
   const Labels foo_bar = {{"foo", "bar"}};
@@ -283,21 +179,31 @@ TEST_CASE("TestRequiredAffinityMultipleNodes cases") {
   }
 }
 
-// upstream TestPreferredAffinity.
-TEST_CASE("TestPreferredAffinity cases") {
-  const Labels s1 = {{"security", "S1"}}, s2 = {{"security", "S2"}};
-  const Labels china = {{"region", "China"}}, india = {{"region", "India"}}, az1 = {{"az", "az1"}},
-               az2 = {{"az", "az2"}}, china_az1 = {{"region", "China"}, {"az", "az1"}};
-  const auto s1_in = [](std::string topo) { return term("security", "In", {"S1"}, topo); };
-  const auto s2_in = [](std::string topo) { return term("security", "In", {"S2"}, topo); };
-  const auto stay_with_s1 = [&](kube::Pod p) { return pref_aff(std::move(p), 5, s1_in("region")); };
-  const auto stay_with_s2 = [&](kube::Pod p) { return pref_aff(std::move(p), 6, s2_in("region")); };
-  const auto away_from_s1 = [&](kube::Pod p) { return pref_anti(std::move(p), 5, s1_in("az")); };
-  const auto away_from_s2 = [&](kube::Pod p) { return pref_anti(std::move(p), 5, s2_in("az")); };
-  const auto with_s1_away_s2 = [&](kube::Pod p) {
-    return pref_anti(pref_aff(std::move(p), 8, s1_in("region")), 5, s2_in("az"));
-  };
-  const std::vector<kube::Node> three = {node("node1", china), node("node2", india), node("node3", az1)};
+namespace {
+
+// upstream TestPreferredAffinity's labels, nodes and preferred terms.
+namespace preferred {
+
+const Labels s1 = {{"security", "S1"}}, s2 = {{"security", "S2"}};
+const Labels china = {{"region", "China"}}, india = {{"region", "India"}}, az1 = {{"az", "az1"}}, az2 = {{"az", "az2"}},
+             china_az1 = {{"region", "China"}, {"az", "az1"}};
+kube::PodAffinityTerm s1_in(std::string topo) { return term("security", "In", {"S1"}, std::move(topo)); }
+kube::PodAffinityTerm s2_in(std::string topo) { return term("security", "In", {"S2"}, std::move(topo)); }
+kube::Pod stay_with_s1(kube::Pod p) { return pref_aff(std::move(p), 5, s1_in("region")); }
+kube::Pod stay_with_s2(kube::Pod p) { return pref_aff(std::move(p), 6, s2_in("region")); }
+kube::Pod away_from_s1(kube::Pod p) { return pref_anti(std::move(p), 5, s1_in("az")); }
+kube::Pod away_from_s2(kube::Pod p) { return pref_anti(std::move(p), 5, s2_in("az")); }
+kube::Pod with_s1_away_s2(kube::Pod p) { return pref_anti(pref_aff(std::move(p), 8, s1_in("region")), 5, s2_in("az")); }
+const std::vector<kube::Node> three = {node("node1", china), node("node2", india), node("node3", az1)};
+const kube::PodAffinityTerm ns_term =
+    with_ns_selector(s1_in("region"), expr("team", "In", {"team1"}), {"subteam2.team2"});
+
+}  // namespace preferred
+}  // namespace
+
+// upstream TestPreferredAffinity, its cases of affinity and its symmetry.
+TEST_CASE("TestPreferredAffinity cases: affinity") {
+  using namespace preferred;
 
   SUBCASE("all nodes are same priority as Affinity is nil") {
     CHECK(scores(pod("", s1), World(three, {})) == Scores{});
@@ -329,7 +235,6 @@ TEST_CASE("TestPreferredAffinity cases") {
     const World w(three, {stay_with_s1(pod("", s1, "node1")), stay_with_s2(pod("", s2, "node2"))});
     CHECK(scores(pod("", s2), w) == Scores{0, 100, 0});
   }
-  const auto ns_term = with_ns_selector(s1_in("region"), expr("team", "In", {"team1"}), {"subteam2.team2"});
   SUBCASE("Affinity symmetry with namespace selector / AntiAffinity symmetry with namespace selector") {
     const World w(three, {pref_aff(pod("", s1, "node1"), 5, ns_term), stay_with_s2(pod("", s2, "node2"))});
     CHECK(scores(pod("subteam1.team1", s1), w) == Scores{100, 0, 0});
@@ -345,6 +250,13 @@ TEST_CASE("TestPreferredAffinity cases") {
     const World w(three, {hard(pod("", s1, "node1")), hard(pod("", s2, "node2"))});
     CHECK(scores(pod("", s1), w) == Scores{100, 100, 0});
   }
+}
+
+// upstream TestPreferredAffinity, its cases of anti-affinity, of both, and
+// of namespace selectors.
+TEST_CASE("TestPreferredAffinity cases: anti-affinity and both") {
+  using namespace preferred;
+
   SUBCASE("Anti Affinity: one node has more matching pods comparing to other node") {
     const World w({node("node1", az1), node("node2", india)},
                   {pod("", s1, "node1"), pod("", s1, "node1"), pod("", s2, "node2")});

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "toysched/options.hpp"
+#include "toysched/sched/scheduler.hpp"
 
 #include <unistd.h>
 
@@ -34,6 +35,8 @@ TEST_CASE("defaults are kube-scheduler's") {
   // Ours, not kube-scheduler's (it has no such flag): enough binds in flight
   // for a ReplicaSet's batch of 29 pods (the race drill), and a short slice.
   CHECK(o.bind_parallelism == 32);
+  // One default: a scheduler made without the flags binds as many at once.
+  CHECK(sched::SchedulerOptions{}.bind_parallelism == o.bind_parallelism);
   CHECK(o.cpu_slice_microseconds == 100);
   CHECK_FALSE(o.leader_election.enabled);
   CHECK(o.leader_election.lease_duration == 15s);

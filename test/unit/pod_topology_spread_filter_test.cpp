@@ -67,6 +67,10 @@ TEST_CASE("TestSingleConstraint") {
                                         node("node-x", {{"zone", "zone2"}, {"node", "node-x"}})};
     CHECK(filter_codes(pod, ns, {}) == Codes{{"node-a", kNever}, {"node-x", kNever}});
   }
+}
+
+TEST_CASE("TestSingleConstraint: spread across nodes, node affinity, terminating pods") {
+  const auto& nodes = four_nodes();
   SUBCASE("pods spread across nodes as 2/1/0/3, only node-x fits") {
     const auto pod = incoming({{"foo", ""}}, {{1, "node", kHard, kFoo}});
     CHECK(filter_codes(pod, nodes, spread_2103()) ==

@@ -25,15 +25,16 @@ TEST_CASE("LeastAllocated and BalancedAllocation: worked example") {
   //   memory req = 4Gi + 2Gi = 6Gi      (32 − 6)Gi × 100 / 32Gi    = 81 (81.25)
   //   mean = (62 + 81) / 2 = 71 (71.5, integer division)
   //
-  // BalancedAllocation (real requests, including the incoming pod):
-  //   f_cpu = 1500 / 4000 = 0.375, f_mem = 6 / 32 = 0.1875
-  //   std = |0.375 − 0.1875| / 2 = 0.09375
-  //   (1 − 0.09375) × 100 = 90.625 → 90
+  // BalancedAllocation (real requests), the node's balance with and without the pod:
+  //   with:    f_cpu = 1500 / 4000 = 0.375, f_mem = 6 / 32 = 0.1875
+  //            std = |0.375 − 0.1875| / 2 = 0.09375 → (1 − std) × 100 = 90.625 → 90
+  //   without: f_cpu = 0.25, f_mem = 0.125 → std 0.0625 → 93.75 → 93
+  //   50 + (50 + 90 − 93) / 2 = 50 + 23 = 73
   NodeInfo ni = make_node().cpu("4").memory("32Gi").info();
   ni.add_pod(make_pod().name("old").cpu("1").memory("4Gi"));
   const kube::Pod pod = make_pod().cpu("500m").memory("2Gi");
   CHECK(sched::score_least_allocated(pod, ni) == 71);
-  CHECK(sched::score_balanced_allocation(pod, ni) == 90);
+  CHECK(sched::score_balanced_allocation(pod, ni) == 73);
 }
 
 TEST_CASE("LeastAllocated counts missing requests as 100m / 200Mi") {
@@ -63,22 +64,94 @@ TEST_CASE("LeastAllocated: over capacity scores 0, an absent resource leaves the
   CHECK(sched::score_least_allocated(make_pod().cpu("1"), nothing) == 0);
 }
 
-TEST_CASE("BalancedAllocation: fractions cap at 1, perfect balance is 100") {
+TEST_CASE("BalancedAllocation: fractions cap at 1, a pod that changes nothing scores 75") {
   NodeInfo ni = make_node().cpu("4").memory("4Gi").info();
-  CHECK(sched::score_balanced_allocation(make_pod().cpu("1").memory("1Gi"), ni) == 100);
-  // f_cpu = min(8/4, 1) = 1, f_mem = 1/4 → std 0.375 → 62.5 → 62
-  CHECK(sched::score_balanced_allocation(make_pod().cpu("8").memory("1Gi"), ni) == 62);
-  // cpu only: f_mem = 0 → std 0.125 → 87.5 → 87
-  CHECK(sched::score_balanced_allocation(make_pod().cpu("1"), ni) == 87);
+  // Balance 100 before and after: 50 + (50 + 0) / 2.
+  CHECK(sched::score_balanced_allocation(make_pod().cpu("1").memory("1Gi"), ni) == 75);
+  // f_cpu = min(8/4, 1) = 1, f_mem = 1/4 → std 0.375 → 62; 50 + (50 + 62 − 100) / 2 = 56
+  CHECK(sched::score_balanced_allocation(make_pod().cpu("8").memory("1Gi"), ni) == 56);
+  // cpu only: f_mem = 0 → std 0.125 → 87; 50 + (50 − 13) / 2 = 68
+  CHECK(sched::score_balanced_allocation(make_pod().cpu("1"), ni) == 68);
   // Real requests, not the non-zero ones: a best-effort pod already on the
-  // node adds nothing here (it would give cpu 1100/4000 vs memory
-  // 1224Mi/4096Mi → 98 if the 100m/200Mi defaults leaked in).
+  // node adds nothing here (the 100m/200Mi defaults would unbalance the
+  // node before the pod and give 76).
   NodeInfo with_be = make_node().cpu("4").memory("4Gi").info();
   with_be.add_pod(make_pod().name("be"));
-  CHECK(sched::score_balanced_allocation(make_pod().cpu("1").memory("1Gi"), with_be) == 100);
-  // With only one resource advertised std is 0.
+  CHECK(sched::score_balanced_allocation(make_pod().cpu("1").memory("1Gi"), with_be) == 75);
+  // With only one resource advertised std is 0, before and after.
   const NodeInfo cpu_only = make_node().cpu("4").memory("0").info();
-  CHECK(sched::score_balanced_allocation(make_pod().cpu("3").memory("1Gi"), cpu_only) == 100);
+  CHECK(sched::score_balanced_allocation(make_pod().cpu("3").memory("1Gi"), cpu_only) == 75);
+}
+
+// balanced_allocation_test.go TestNodeResourcesBalancedAllocation, the
+// cases over cpu and memory (the args toy-scheduler accepts). Upstream's
+// pods have two containers; their sums are what the plugin reads. Nodes are
+// makeNode(name, milliCPU, memory bytes).
+TEST_CASE("BalancedAllocation: TestNodeResourcesBalancedAllocation") {
+  auto node = [](std::string_view cpu, std::string_view mem) { return make_node().cpu(cpu).memory(mem).info(); };
+  // Both containers: 1000m/2000 + 2000m/3000.
+  const kube::Pod both = make_pod().cpu("3").memory("5000");
+  auto scores = [](const kube::Pod& pod, const std::vector<NodeInfo>& nodes) {
+    std::vector<std::int64_t> out;
+    for (const NodeInfo& ni : nodes) out.push_back(sched::score_balanced_allocation(pod, ni));
+    return out;
+  };
+  using Scores = std::vector<std::int64_t>;
+  SUBCASE("nothing scheduled, nothing requested, skip in PreScore") {
+    sched::BalancedAllocation plugin;
+    const kube::Pod pod = make_pod();
+    const std::vector<NodeInfo> nodes = {node("4", "10000"), node("4", "10000")};
+    std::vector<const NodeInfo*> feasible = {&nodes[0], &nodes[1]};
+    CHECK_FALSE(plugin.pre_score(pod, feasible, sched::Cluster(feasible)));
+  }
+  SUBCASE("nothing scheduled, resources requested, differently sized nodes") {
+    CHECK(scores(both, {node("4", "10000"), node("6", "10000")}) == Scores{68, 75});
+  }
+  SUBCASE("resources requested, pods scheduled with resources") {
+    std::vector<NodeInfo> nodes = {node("10", "20000"), node("10", "20000")};
+    nodes[0].add_pod(make_pod().name("a").cpu("3"));
+    nodes[1].add_pod(make_pod().name("b").cpu("3").memory("5000"));
+    CHECK(scores(both, nodes) == Scores{73, 74});
+  }
+  SUBCASE("resources requested, pods scheduled with resources, differently sized nodes") {
+    std::vector<NodeInfo> nodes = {node("10", "20000"), node("10", "50000")};
+    nodes[0].add_pod(make_pod().name("a").cpu("3"));
+    nodes[1].add_pod(make_pod().name("b").cpu("3").memory("5000"));
+    CHECK(scores(both, nodes) == Scores{73, 70});
+  }
+  SUBCASE("resources requested, pods scheduled with resources, nodes to reach min/max score") {
+    std::vector<NodeInfo> nodes = {node("3", "5000"), node("3", "5000")};
+    nodes[0].add_pod(make_pod().name("a").cpu("3"));
+    CHECK(scores(make_pod().memory("5000"), nodes) == Scores{100, 50});
+  }
+  SUBCASE("requested resources at node capacity") {
+    std::vector<NodeInfo> nodes = {node("6", "10000"), node("6", "10000")};
+    nodes[0].add_pod(make_pod().name("a").cpu("3"));
+    nodes[1].add_pod(make_pod().name("b").cpu("3").memory("5000"));
+    CHECK(scores(make_pod().cpu("3"), nodes) == Scores{62, 62});
+  }
+  SUBCASE("scalar resource is not included in the score computation if pod doesn't request the scalar resource") {
+    std::vector<NodeInfo> nodes = {make_node().cpu("3500m").memory("40000").extended("nvidia.com/gpu", "8").info(),
+                                   node("3500m", "40000")};
+    CHECK(scores(both, nodes) == Scores{56, 56});
+  }
+}
+
+// Issue 47's probe, where the pre-1.36 rule (the balance after the pod
+// alone) picks the first node: 10 CPU / 10Gi each; a 10m / 2Gi pod.
+//   first  (2 CPU, 2Gi on it): without 100; with f .201/.4 → 90 → 50 + (50 − 10) / 2 = 70
+//   second (4 CPU, 1Mi on it): without .4/.0001 → 80; with .401/.2001 → 89 → 50 + (50 + 9) / 2 = 79
+// LeastAllocated gives both 69, so the second wins.
+TEST_CASE("BalancedAllocation: the node whose balance the pod improves wins") {
+  NodeInfo first = make_node().name("first").cpu("10").memory("10Gi").info();
+  NodeInfo second = make_node().name("second").cpu("10").memory("10Gi").info();
+  first.add_pod(make_pod().name("a").cpu("2").memory("2Gi"));
+  second.add_pod(make_pod().name("b").cpu("4").memory("1Mi"));
+  const kube::Pod probe = make_pod().cpu("10m").memory("2Gi");
+  CHECK(sched::score_balanced_allocation(probe, first) == 70);
+  CHECK(sched::score_balanced_allocation(probe, second) == 79);
+  CHECK(sched::score_least_allocated(probe, first) == 69);
+  CHECK(sched::score_least_allocated(probe, second) == 69);
 }
 
 TEST_CASE("TaintToleration score counts intolerable PreferNoSchedule taints") {

@@ -120,6 +120,18 @@ TEST_CASE("backoff: 0.8 s doubling to 30 s, jittered up to 100 %, reset") {
   CHECK(b.next().count() <= 1600);
 }
 
+TEST_CASE("backoff: a test's steps, doubling from its initial step to its cap, reset to the initial step") {
+  Backoff b(42, std::chrono::milliseconds(2), std::chrono::milliseconds(5));
+  std::vector<std::int64_t> base = {2, 4, 5, 5};
+  for (std::int64_t want : base) {
+    auto got = b.next().count();
+    CHECK(got >= want);
+    CHECK(got <= 2 * want);
+  }
+  b.reset();
+  CHECK(b.next().count() <= 4);
+}
+
 // Issue 13 item 2: an object that cannot be decoded is skipped, never a
 // failed list or watch, and never read as a deletion.
 TEST_CASE("undecodable objects: skipped, told once per resourceVersion, last copy kept") {

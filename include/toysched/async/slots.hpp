@@ -4,17 +4,21 @@
 // coroutine takes a slot before its POST, so --bind-parallelism bounds the
 // requests (and connections) in flight, never the decisions.
 //
-//   acquire() ──► a slot free? take it ──► returns true
-//       │ no: wait in line; release() hands the slot to the first in line
-//       └──────► close(): every waiter returns false (shutting down)
+//   acquire() ──► a slot free? take it ──► returns a Held that holds it
+//       │ no: wait in line; a Held let go hands its slot to the first in line
+//       └──────► close(): every waiter gets an empty Held (shutting down)
 //
-// Single-threaded: acquire, release and close run on the same loop.
+// The slot goes back when its Held is destroyed, however the holder's
+// coroutine ends (an exception, its frame destroyed at shutdown), so a slot
+// is never lost. Single-threaded: acquire, release and close run on the
+// same loop.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstddef>
 #include <deque>
+#include <utility>
 
 #include "toysched/trace/tasks.hpp"
 
@@ -26,18 +30,44 @@ class Slots {
   Slots(const Slots&) = delete;
   Slots& operator=(const Slots&) = delete;
 
-  // True with a slot held (give it back with release()); false once closed.
-  boost::asio::awaitable<bool> acquire(trace::TaskScope& task, trace::Point point);
-  void release() noexcept;
+  // A slot held, until destroyed or reset(); empty when none was granted.
+  class Held {
+   public:
+    Held() = default;
+    Held(Held&& o) noexcept : slots_(std::exchange(o.slots_, nullptr)) {}
+    Held& operator=(Held&& o) noexcept {
+      if (this != &o) {
+        reset();
+        slots_ = std::exchange(o.slots_, nullptr);
+      }
+      return *this;
+    }
+    ~Held() { reset(); }
+    explicit operator bool() const noexcept { return slots_ != nullptr; }
+    void reset() noexcept {
+      if (auto* s = std::exchange(slots_, nullptr)) s->release();
+    }
+
+   private:
+    friend class Slots;
+    explicit Held(Slots* s) noexcept : slots_(s) {}
+    Slots* slots_ = nullptr;
+  };
+
+  // A slot, once one is free; an empty Held once closed. The Slots must
+  // outlive every Held it gave.
+  boost::asio::awaitable<Held> acquire(trace::TaskScope& task, trace::Point point);
   void close() noexcept;
 
   std::size_t held() const noexcept { return held_; }
   std::size_t waiting() const noexcept { return waiters_.size(); }
 
  private:
+  void release() noexcept;
   struct Waiter {
     boost::asio::steady_timer* timer;
     bool granted = false;
+    bool taken = false;  // the grant left the frame as a Held
   };
   std::size_t limit_;
   std::size_t held_ = 0;

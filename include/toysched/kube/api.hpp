@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "toysched/kube/decode.hpp"
+#include "toysched/kube/kinds.hpp"
 #include "toysched/kube/objects.hpp"
 #include "toysched/kube/transport.hpp"
 
@@ -56,7 +57,7 @@ class Api {
   explicit Api(Transport& t) : t_(t) {}
   Transport& transport() noexcept { return t_; }
 
-  // Every page of a list of T (Pod, Node, Lease), merged. An expired
+  // Every page of a list of T (a kind of kinds.hpp), merged. An expired
   // continue token (410: etcd compacted between pages) restarts the list
   // from the first page.
   template <class T>
@@ -116,91 +117,10 @@ class Api {
   bool core_events_ = false;  // events.k8s.io was not found once: use core/v1
 };
 
-// Where each kind lives: the collection's path (namespaced when opts.ns is
-// set) and the name used in logs and task names.
-template <class T>
-struct ResourcePath;
-template <>
-struct ResourcePath<Pod> {
-  static constexpr const char* name = "pods";
-  static std::string path(std::string_view ns);
-};
-template <>
-struct ResourcePath<Node> {
-  static constexpr const char* name = "nodes";
-  static std::string path(std::string_view ns);
-};
-template <>
-struct ResourcePath<Lease> {
-  static constexpr const char* name = "leases";
-  static std::string path(std::string_view ns);
-};
-
-// Kinds read only for the pod plugins (objects.hpp).
-template <>
-struct ResourcePath<Namespace> {
-  static constexpr const char* name = "namespaces";
-  static std::string path(std::string_view ns);
-};
-template <>
-struct ResourcePath<Service> {
-  static constexpr const char* name = "services";
-  static std::string path(std::string_view ns);
-};
-template <>
-struct ResourcePath<ReplicationController> {
-  static constexpr const char* name = "replicationcontrollers";
-  static std::string path(std::string_view ns);
-};
-template <>
-struct ResourcePath<ReplicaSet> {
-  static constexpr const char* name = "replicasets";
-  static std::string path(std::string_view ns);
-};
-template <>
-struct ResourcePath<StatefulSet> {
-  static constexpr const char* name = "statefulsets";
-  static std::string path(std::string_view ns);
-};
-// The storage kinds, for VolumeBinding.
-template <>
-struct ResourcePath<PersistentVolumeClaim> {
-  static constexpr const char* name = "persistentvolumeclaims";
-  static std::string path(std::string_view ns);
-};
-template <>
-struct ResourcePath<PersistentVolume> {
-  static constexpr const char* name = "persistentvolumes";
-  static std::string path(std::string_view ns);
-};
-template <>
-struct ResourcePath<StorageClass> {
-  static constexpr const char* name = "storageclasses";
-  static std::string path(std::string_view ns);
-};
-// policy/v1, for preemption.
-template <>
-struct ResourcePath<PodDisruptionBudget> {
-  static constexpr const char* name = "poddisruptionbudgets";
-  static std::string path(std::string_view ns);
-};
-
-extern template boost::asio::awaitable<api_result<PodList>> Api::list<Pod>(ListOptions);
-extern template boost::asio::awaitable<api_result<NodeList>> Api::list<Node>(ListOptions);
-extern template boost::asio::awaitable<api_result<LeaseList>> Api::list<Lease>(ListOptions);
-extern template boost::asio::awaitable<api_result<NamespaceList>> Api::list<Namespace>(ListOptions);
-extern template boost::asio::awaitable<api_result<ServiceList>> Api::list<Service>(ListOptions);
-extern template boost::asio::awaitable<api_result<ReplicationControllerList>> Api::list<ReplicationController>(
-    ListOptions);
-extern template boost::asio::awaitable<api_result<ReplicaSetList>> Api::list<ReplicaSet>(ListOptions);
-extern template boost::asio::awaitable<api_result<StatefulSetList>> Api::list<StatefulSet>(ListOptions);
-extern template boost::asio::awaitable<api_result<PersistentVolumeClaimList>> Api::list<PersistentVolumeClaim>(
-    ListOptions);
-extern template boost::asio::awaitable<api_result<PersistentVolumeList>> Api::list<PersistentVolume>(ListOptions);
-extern template boost::asio::awaitable<api_result<StorageClassList>> Api::list<StorageClass>(ListOptions);
-extern template boost::asio::awaitable<api_result<PodDisruptionBudgetList>> Api::list<PodDisruptionBudget>(ListOptions);
-
-// The body of a FailedScheduling event is cut like kube-scheduler's.
-std::string truncate_note(std::string note);
+// Api::list for every kind of kinds.hpp, compiled once in api.cpp.
+#define TOYSCHED_EXTERN_LIST(Type, ...) \
+  extern template boost::asio::awaitable<api_result<List<Type>>> Api::list<Type>(ListOptions);
+TOYSCHED_KINDS(TOYSCHED_EXTERN_LIST)
+#undef TOYSCHED_EXTERN_LIST
 
 }  // namespace toysched::kube

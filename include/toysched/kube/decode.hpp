@@ -24,6 +24,7 @@
 #pragma once
 
 #include "toysched/kube/errors.hpp"
+#include "toysched/kube/kinds.hpp"
 #include "toysched/kube/objects.hpp"
 
 #include <cstddef>
@@ -66,34 +67,12 @@ class Decoder {
   result<Node> node(std::string_view json, std::size_t readable = 0);
   result<Lease> lease(std::string_view json, std::size_t readable = 0);
   result<Status> status(std::string_view json, std::size_t readable = 0);
-  result<PodList> pod_list(std::string_view json, std::size_t readable = 0);
-  result<NodeList> node_list(std::string_view json, std::size_t readable = 0);
-  result<LeaseList> lease_list(std::string_view json, std::size_t readable = 0);
-  result<WatchEvent<Pod>> pod_event(std::string_view line, std::size_t readable = 0);
-  result<WatchEvent<Node>> node_event(std::string_view line, std::size_t readable = 0);
-  result<WatchEvent<Lease>> lease_event(std::string_view line, std::size_t readable = 0);
-  // What the plugins read of other kinds (objects.hpp): lists and watch
-  // events, for their informers.
-  result<NamespaceList> namespace_list(std::string_view json, std::size_t readable = 0);
-  result<ServiceList> service_list(std::string_view json, std::size_t readable = 0);
-  result<ReplicationControllerList> replication_controller_list(std::string_view json, std::size_t readable = 0);
-  result<ReplicaSetList> replica_set_list(std::string_view json, std::size_t readable = 0);
-  result<StatefulSetList> stateful_set_list(std::string_view json, std::size_t readable = 0);
-  result<PersistentVolumeClaimList> persistent_volume_claim_list(std::string_view json, std::size_t readable = 0);
-  result<PersistentVolumeList> persistent_volume_list(std::string_view json, std::size_t readable = 0);
-  result<StorageClassList> storage_class_list(std::string_view json, std::size_t readable = 0);
-  result<PodDisruptionBudgetList> pod_disruption_budget_list(std::string_view json, std::size_t readable = 0);
-  result<WatchEvent<Namespace>> namespace_event(std::string_view line, std::size_t readable = 0);
-  result<WatchEvent<Service>> service_event(std::string_view line, std::size_t readable = 0);
-  result<WatchEvent<ReplicationController>> replication_controller_event(std::string_view line,
-                                                                         std::size_t readable = 0);
-  result<WatchEvent<ReplicaSet>> replica_set_event(std::string_view line, std::size_t readable = 0);
-  result<WatchEvent<StatefulSet>> stateful_set_event(std::string_view line, std::size_t readable = 0);
-  result<WatchEvent<PersistentVolumeClaim>> persistent_volume_claim_event(std::string_view line,
-                                                                          std::size_t readable = 0);
-  result<WatchEvent<PersistentVolume>> persistent_volume_event(std::string_view line, std::size_t readable = 0);
-  result<WatchEvent<StorageClass>> storage_class_event(std::string_view line, std::size_t readable = 0);
-  result<WatchEvent<PodDisruptionBudget>> pod_disruption_budget_event(std::string_view line, std::size_t readable = 0);
+  // A list page, or one watch event, of any kind of kinds.hpp (each kind's
+  // object is read by its get_obj(), decode_kinds.cpp).
+  template <class T>
+  result<List<T>> list(std::string_view json, std::size_t readable = 0);
+  template <class T>
+  result<WatchEvent<T>> event(std::string_view line, std::size_t readable = 0);
 
   struct Impl;
 
@@ -101,16 +80,27 @@ class Decoder {
   std::unique_ptr<Impl> impl_;
 };
 
+// Decoder::list and Decoder::event for every kind, compiled once in decode.cpp.
+#define TOYSCHED_EXTERN_DECODE(Type, ...)                                                              \
+  extern template result<List<Type>> Decoder::list<Type>(std::string_view json, std::size_t readable); \
+  extern template result<WatchEvent<Type>> Decoder::event<Type>(std::string_view line, std::size_t readable);
+TOYSCHED_KINDS(TOYSCHED_EXTERN_DECODE)
+#undef TOYSCHED_EXTERN_DECODE
+
 // Conveniences on a per-thread Decoder, for tests and cold paths; hot
 // paths (watches, lists) hold their own Decoder.
+Decoder& thread_decoder();
 result<Pod> decode_pod(std::string_view json);
 result<Node> decode_node(std::string_view json);
 result<Lease> decode_lease(std::string_view json);
 result<Status> decode_status(std::string_view json);
-result<PodList> decode_pod_list(std::string_view json);
-result<NodeList> decode_node_list(std::string_view json);
-result<WatchEvent<Pod>> decode_pod_event(std::string_view line);
-result<WatchEvent<Node>> decode_node_event(std::string_view line);
-result<WatchEvent<Lease>> decode_lease_event(std::string_view line);
+template <class T>
+result<List<T>> decode_list(std::string_view json) {
+  return thread_decoder().list<T>(json);
+}
+template <class T>
+result<WatchEvent<T>> decode_event(std::string_view line) {
+  return thread_decoder().event<T>(line);
+}
 
 }  // namespace toysched::kube

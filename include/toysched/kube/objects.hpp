@@ -239,6 +239,23 @@ struct InlineDisk {
   friend bool operator==(const InlineDisk&, const InlineDisk&) = default;
 };
 
+// kube-scheduler scores a pod that leaves out a cpu or memory request as if
+// it asked for 100m / 200MB (pkg/scheduler/util/pod_resources.go
+// DefaultMilliCPURequest, DefaultMemoryRequest), so that LeastAllocated does
+// not see it as free. Filtering never uses these.
+inline constexpr std::int64_t kDefaultMilliCpuRequest = 100;
+inline constexpr std::int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;
+
+// A pod's cpu and memory with those defaults applied: per container that
+// names no request for the resource (an explicit 0 stays 0), before
+// pod-level requests and overhead, as component-helpers' PodRequests does
+// with NonMissingContainerRequests.
+struct NonZeroRequests {
+  std::int64_t milli_cpu = 0;
+  std::int64_t memory = 0;
+  friend bool operator==(const NonZeroRequests&, const NonZeroRequests&) = default;
+};
+
 struct Pod {
   std::string ns;
   std::string name;
@@ -265,6 +282,18 @@ struct Pod {
   std::vector<Toleration> tolerations;
   std::vector<HostPort> host_ports;  // only ports with hostPort > 0
   Resources requests;                // effective pod request, resizes included (decode_pod.cpp); `pods` stays 0
+  // Upstream counts the defaults two ways, which differ only when the pod
+  // sets pod-level requests: what the pod adds to its node's non-zero sums
+  // (PodInfo.CalculateResource: with pod-level requests, a default only for
+  // a resource no container, pod-level request or overhead names), and
+  // what NodeResourcesFit's score adds for the pod being scheduled
+  // (calculatePodResourceRequest: the defaults per container always, and
+  // pod-level requests ignored, v1.36.3's scorer lacking their feature
+  // gate). Set by the decoder; nullopt in pods made by hand (tests), which
+  // count as one container with `requests`, 0 meaning absent
+  // (sched/node_info.hpp).
+  std::optional<NonZeroRequests> nonzero;
+  std::optional<NonZeroRequests> nonzero_incoming;
   UnsupportedConstraints unsupported;
   // spec.volumes[].persistentVolumeClaim.claimName, in volume order
   // (VolumeBinding looks each up in the pod's namespace).
@@ -291,6 +320,10 @@ struct Pod {
   std::optional<bool> host_users;
   bool restarts_all_containers = false;
 };
+
+// A pod as the informer's store keys it and the logs name it: "ns/name"
+// (klog's KObj). Found by argument-dependent lookup: key(pod).
+inline std::string key(const Pod& p) { return p.ns + "/" + p.name; }
 
 // Kinds read only for what the pod plugins need: namespace labels (pod
 // affinity's namespaceSelector) and the selectors of a pod's Services and

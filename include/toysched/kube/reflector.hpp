@@ -206,17 +206,32 @@ class Store {
   std::unordered_map<std::string, std::string> undecodable_;  // key → resourceVersion last seen
 };
 
-// Exponential backoff with jitter, client-go's numbers: 0.8 s doubling to
-// 30 s, jitter up to 100 %, back to the start after a healthy stretch.
+// Exponential backoff with jitter, client-go's numbers by default: 0.8 s
+// doubling to 30 s, jitter up to 100 %, back to the start after a healthy
+// stretch.
 class Backoff {
  public:
-  explicit Backoff(std::uint64_t seed = std::random_device{}()) : rng_(seed) {}
+  explicit Backoff(std::uint64_t seed = std::random_device{}(),
+                   std::chrono::milliseconds initial = std::chrono::milliseconds{800},
+                   std::chrono::milliseconds max = std::chrono::milliseconds{30'000})
+      : initial_(initial), max_(max), step_(initial), rng_(seed) {}
   std::chrono::milliseconds next();
-  void reset() noexcept { step_ = std::chrono::milliseconds{800}; }
+  void reset() noexcept { step_ = initial_; }
 
  private:
-  std::chrono::milliseconds step_{800};
+  std::chrono::milliseconds initial_, max_;
+  std::chrono::milliseconds step_;
   std::mt19937_64 rng_;
+};
+
+// A reflector's waits. The defaults are client-go's backoff and our probe
+// interval (back_off() in reflector.cpp); unit tests shrink them so that a
+// loop over every failure runs in milliseconds.
+struct ReflectorTiming {
+  std::chrono::milliseconds backoff_initial{800};
+  std::chrono::milliseconds backoff_max{30'000};
+  // While the server is unreachable: how often to ask whether it is back.
+  std::chrono::milliseconds probe_interval{500};
 };
 
 struct ReflectorStats {
@@ -266,6 +281,8 @@ class Reflector {
   void stop();
 
   const Store<T>& store() const noexcept { return store_; }
+  // The kind's resource (kinds.hpp): "pods", "nodes", ...
+  const char* resource() const noexcept { return KindTraits<T>::name; }
   bool synced() const noexcept { return synced_; }
   // A watch is open (the server answered 200): changes reach the handler as
   // they happen. False while listing, backing off or re-opening.
@@ -273,6 +290,8 @@ class Reflector {
   // List and watch failures only at -v=4: for an owner that reports the
   // same failure itself (the elector's GET of the same Lease).
   void set_quiet() noexcept { quiet_ = true; }
+  // Before run().
+  void set_timing(const ReflectorTiming& t);
   const ReflectorStats& stats() const noexcept { return stats_; }
   const std::string& resource_version() const noexcept { return rv_; }
   // When the read (or list) whose objects are being handed to the handler
@@ -295,7 +314,6 @@ class Reflector {
   std::string watch_target();
   // Waits out the next backoff step; see back_off() in reflector.cpp.
   boost::asio::awaitable<void> back_off();
-  const char* resource() const noexcept { return ResourcePath<T>::name; }
   // True the first time in a row `err` is seen: a failure that repeats on
   // every retry (a 403, a server that is down) is logged once at error
   // level, its repeats at -v=4. A successful list forgets it.
@@ -310,6 +328,7 @@ class Reflector {
   ListOptions opts_;
   Store<T> store_;
   Decoder decoder_;
+  ReflectorTiming timing_;
   Backoff backoff_;
   std::string rv_;
   std::string last_error_;
@@ -324,17 +343,9 @@ class Reflector {
   async::Wakeup wakeup_;              // backoff sleeps; stop() ends them
 };
 
-extern template class Reflector<Pod>;
-extern template class Reflector<Node>;
-extern template class Reflector<Lease>;
-extern template class Reflector<Namespace>;
-extern template class Reflector<Service>;
-extern template class Reflector<ReplicationController>;
-extern template class Reflector<ReplicaSet>;
-extern template class Reflector<StatefulSet>;
-extern template class Reflector<PersistentVolumeClaim>;
-extern template class Reflector<PersistentVolume>;
-extern template class Reflector<StorageClass>;
-extern template class Reflector<PodDisruptionBudget>;
+// One Reflector per kind of kinds.hpp, compiled once in reflector.cpp.
+#define TOYSCHED_EXTERN_REFLECTOR(Type, ...) extern template class Reflector<Type>;
+TOYSCHED_KINDS(TOYSCHED_EXTERN_REFLECTOR)
+#undef TOYSCHED_EXTERN_REFLECTOR
 
 }  // namespace toysched::kube

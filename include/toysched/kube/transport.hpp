@@ -1,5 +1,7 @@
-// HTTP/1.1 to the API server over TLS (Beast + OpenSSL), on the caller's
-// executor: one thread, no locks.
+// The client's transport to the API server: requests and watch streams, on
+// the caller's executor (one thread, no locks). This header is the interface
+// (Transport) and its vocabulary; HttpTransport (http_transport.hpp) is the
+// real one:
 //
 // - Requests share one HTTP/2 connection when the server offers h2 by ALPN
 //   (kube-apiserver does; DISABLE_HTTP2 set in the environment turns it off,
@@ -76,18 +78,6 @@ struct HttpResponse {
   bool replayed = false;
 };
 
-struct TransportOptions {
-  double qps = 50;  // negative: no client-side limit
-  int burst = 100;
-  std::chrono::milliseconds connect_timeout{10'000};  // DNS + TCP + TLS
-  std::chrono::milliseconds request_timeout{60'000};  // write + whole response
-  int max_retries = 10;                               // client-go's 429/5xx budget
-  std::chrono::seconds max_retry_after{30};           // never sleep longer than this per retry
-  std::size_t max_idle_connections = 32;
-  std::size_t max_body_bytes = 256u << 20;  // one response (a page of a list)
-  std::string user_agent = "toy-scheduler";
-};
-
 // One open streaming response (a watch) on a connection of its own.
 class Stream {
  public:
@@ -99,57 +89,53 @@ class Stream {
   virtual void close() = 0;
 };
 
+// The client's one seam: everything above it (Api, the reflectors, the
+// binds, the elector) talks to the API server through this interface, and
+// unit tests put a scripted fake in its place (test/unit/support). The real
+// one is HttpTransport (http_transport.hpp).
 class Transport {
  public:
-  // Fails on TLS material that does not load (bad CA, key not matching cert).
-  static expected<std::unique_ptr<Transport>> create(boost::asio::any_io_executor ex, ClientConfig config,
-                                                     TransportOptions options = {});
-  ~Transport();
+  virtual ~Transport() = default;
 
-  boost::asio::awaitable<expected<HttpResponse>> request(HttpRequest req);
+  // One request, with the transport's own retries and limits (see
+  // HttpTransport): a response with any status, or a transport failure.
+  virtual boost::asio::awaitable<expected<HttpResponse>> request(HttpRequest req) = 0;
 
   // Sends a GET and returns once the response status and headers are in (they
   // are fed into the framer). Not rate-limited per event, only per open.
-  boost::asio::awaitable<expected<std::unique_ptr<Stream>>> open_stream(std::string target, WatchFramer& framer);
+  virtual boost::asio::awaitable<expected<std::unique_ptr<Stream>>> open_stream(std::string target,
+                                                                                WatchFramer& framer) = 0;
 
-  // Opens the HTTP/2 connection, or else HTTP/1.1 connections until n are
-  // idle in the pool, so the first burst of requests (a race for binds)
-  // pays no TCP and TLS handshakes.
-  boost::asio::awaitable<void> warm_up(std::size_t n);
+  // Opens the connections a burst of n requests would need now, so that the
+  // burst (a race for binds) pays no TCP and TLS handshakes.
+  virtual boost::asio::awaitable<void> warm_up(std::size_t n) = 0;
 
   // Keeps n connections warm: drops idle ones the server closed or is about
-  // to close (idle for max_idle; kube-apiserver closes HTTP/1.1 connections
-  // idle for 90 s), then opens new ones up to n. Run now and then, so a
-  // burst after a quiet spell finds its connections open.
-  boost::asio::awaitable<void> keep_warm(std::size_t n, std::chrono::milliseconds max_idle);
+  // to close (idle for max_idle; kube-apiserver closes connections idle for
+  // 90 s), then opens new ones up to n. Run now and then, so a burst after
+  // a quiet spell finds its connections open.
+  virtual boost::asio::awaitable<void> keep_warm(std::size_t n, std::chrono::milliseconds max_idle) = 0;
 
   // Whether the server answers at all (GET /readyz → 200 within a second or
   // two), outside the rate limit: a reflector whose request got no answer
   // probes instead of sleeping out a long backoff, so a restarted API server
   // is used the moment it is back.
-  boost::asio::awaitable<bool> probe();
+  virtual boost::asio::awaitable<bool> probe() = 0;
 
-  const ClientConfig& config() const noexcept;
-  boost::asio::any_io_executor executor() const noexcept;
-  // Connections opened so far (tests check keep-alive reuse).
-  std::uint64_t connections_opened() const noexcept;
-  std::size_t idle_connections() const noexcept;  // open, waiting in the pool
+  virtual const ClientConfig& config() const noexcept = 0;
+  virtual boost::asio::any_io_executor executor() const noexcept = 0;
   // Unary requests go over one HTTP/2 connection (the server chose h2).
-  bool http2() const noexcept;
+  virtual bool http2() const noexcept = 0;
+  // HTTP/1.1 connections open, waiting in the pool.
+  virtual std::size_t idle_connections() const noexcept = 0;
   // At shutdown: the HTTP/2 connection ends once its requests are answered,
   // and later requests (the lease's release, the last events) use HTTP/1.1.
   // An idle HTTP/2 connection is a read that never ends: left open, it
   // would keep the event loop from running dry.
-  void close_when_idle();
+  virtual void close_when_idle() = 0;
   // Requests sent, by verb and HTTP status ("error" when none came back),
   // for /metrics. Retries count as requests.
-  const std::map<std::pair<std::string, std::string>, std::uint64_t>& request_counts() const noexcept;
-
-  struct impl;
-
- private:
-  explicit Transport(std::unique_ptr<impl> p);
-  std::unique_ptr<impl> p_;
+  virtual const std::map<std::pair<std::string, std::string>, std::uint64_t>& request_counts() const noexcept = 0;
 };
 
 }  // namespace toysched::kube

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <functional>
@@ -93,11 +94,16 @@ class Elector {
   // Each renew is cut off at the renew deadline, as client-go's context
   // cuts it, however slow the server or its 429s.
   boost::asio::awaitable<bool> run(std::function<void()> on_leading);
-  // Stop renewing and hand the lease back, if we hold it.
+  // Stop renewing and hand the lease back, if we hold it: after the answer
+  // to an attempt on its way, if one is, so that the release writes over
+  // the version that attempt left, and only if it found the lease ours.
   boost::asio::awaitable<void> release();
   // Stop renewing and leave the lease as it is: held until it expires
   // (--leader-elect-release-on-cancel=false). run() returns true.
   void stop();
+
+  // The lease watch's backoff and probe interval (before run(); tests).
+  void set_watch_timing(const kube::ReflectorTiming& t) { lease_watch_->set_timing(t); }
 
   const ElectorStats& stats() const noexcept { return stats_; }
   const std::string& identity() const noexcept { return state_.identity(); }
@@ -122,6 +128,10 @@ class Elector {
   boost::asio::awaitable<bool> acquire();
   boost::asio::awaitable<bool> wait_for_lease_watch();
   boost::asio::awaitable<bool> renew_until_lost();
+  // try_acquire_or_renew, marked in flight until it ends.
+  boost::asio::awaitable<bool> attempt(kube::RequestLimits limits = {});
+  // Until no attempt is on its way (release() waits for its answer).
+  boost::asio::awaitable<void> attempt_settled(trace::TaskScope& task);
   // Records a failed attempt; logs it at level 0 once per distinct reason, so a
   // missing permission is one clear line, not one every retry period.
   void fail(const char* what, const kube::ApiError& e);
@@ -142,6 +152,8 @@ class Elector {
   std::unique_ptr<kube::Reflector<kube::Lease>> lease_watch_;
   trace::TaskScope* task_ = nullptr;  // `lease/renew`, alive while run() is
   std::optional<std::string> failing_;
+  bool attempting_ = false;                               // an acquire's or renew's GET or PUT is on its way
+  boost::asio::steady_timer* release_waiting_ = nullptr;  // release() waiting for it, in its frame
 };
 
 // --leader-elect-identity, else $POD_NAME, else hostname_<random>.

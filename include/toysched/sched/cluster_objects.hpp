@@ -1,5 +1,6 @@
 // What the plugins look up beyond nodes and pods (framework.hpp's
-// ClusterObjects), kept by nine informers as kube-scheduler's listers are:
+// ClusterObjects), kept by an informer per kind of ClusterKinds, as
+// kube-scheduler's listers are:
 //
 //   watch/namespaces ──────────────┐
 //   watch/services ────────────────┤
@@ -19,20 +20,32 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include <array>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "toysched/kube/reflector.hpp"
 #include "toysched/sched/framework.hpp"
 
 namespace toysched::sched {
+
+// The kinds the plugins read beyond pods and nodes. Each has an informer
+// (ClusterInformers) and its own put, erase and count in
+// ClusterObjectIndex (cluster_objects.cpp). A new one is its line in
+// kube/kinds.hpp, its type here, and those three.
+template <class... T>
+struct KindList {};
+using ClusterKinds =
+    KindList<kube::Namespace, kube::Service, kube::ReplicationController, kube::ReplicaSet, kube::StatefulSet,
+             kube::PersistentVolumeClaim, kube::PersistentVolume, kube::StorageClass, kube::PodDisruptionBudget>;
 
 // A std::string-keyed map looked up by string_view (C++20 heterogeneous lookup).
 struct StringViewHash {
@@ -73,22 +86,14 @@ class ClusterObjectIndex final : public ClusterObjects {
   const kube::StorageClass* storage_class(std::string_view name) const override;
   std::span<const kube::PodDisruptionBudget* const> pdbs() const override { return pdb_list_; }
 
-  // The handlers the informers feed (a unit test may feed them by hand).
-  kube::Handler<kube::Namespace>& namespaces() noexcept { return namespace_events_; }
-  kube::Handler<kube::Service>& services() noexcept { return service_events_; }
-  kube::Handler<kube::ReplicationController>& replication_controllers() noexcept { return rc_events_; }
-  kube::Handler<kube::ReplicaSet>& replica_sets() noexcept { return rs_events_; }
-  kube::Handler<kube::StatefulSet>& stateful_sets() noexcept { return ss_events_; }
-  kube::Handler<kube::PersistentVolumeClaim>& claims() noexcept { return pvc_events_; }
-  kube::Handler<kube::PersistentVolume>& volumes() noexcept { return pv_events_; }
-  kube::Handler<kube::StorageClass>& storage_classes() noexcept { return sc_events_; }
-  kube::Handler<kube::PodDisruptionBudget>& disruption_budgets() noexcept { return pdb_events_; }
-
-  struct Counts {
-    std::size_t namespaces = 0, services = 0, replication_controllers = 0, replica_sets = 0, stateful_sets = 0;
-    std::size_t pvcs = 0, pvs = 0, storage_classes = 0, pdbs = 0;
-  };
-  Counts counts() const;
+  // The handler the informer of kind T feeds (a unit test may feed it by hand).
+  template <class T>
+  kube::Handler<T>& handler() noexcept {
+    return std::get<Events<T>>(events_);
+  }
+  // How many objects of kind T the index holds.
+  template <class T>
+  std::size_t count() const;
 
  private:
   // namespace → name → what the lookups read.
@@ -138,24 +143,23 @@ class ClusterObjectIndex final : public ClusterObjects {
   // only an add or a delete touches the list.
   ByNamespace<kube::PodDisruptionBudget> pdbs_;
   std::vector<const kube::PodDisruptionBudget*> pdb_list_;
-  Events<kube::Namespace> namespace_events_{*this};
-  Events<kube::Service> service_events_{*this};
-  Events<kube::ReplicationController> rc_events_{*this};
-  Events<kube::ReplicaSet> rs_events_{*this};
-  Events<kube::StatefulSet> ss_events_{*this};
-  Events<kube::PersistentVolumeClaim> pvc_events_{*this};
-  Events<kube::PersistentVolume> pv_events_{*this};
-  Events<kube::StorageClass> sc_events_{*this};
-  Events<kube::PodDisruptionBudget> pdb_events_{*this};
+  // One handler per kind of ClusterKinds.
+  template <class... T>
+  static std::tuple<Events<T>...> make_events(ClusterObjectIndex& ix, KindList<T...>) {
+    return {Events<T>(ix)...};
+  }
+  decltype(make_events(std::declval<ClusterObjectIndex&>(), ClusterKinds{})) events_ =
+      make_events(*this, ClusterKinds{});
 };
 
 // labels.Selector's String() form of a selector, for logs and /debug:
 // "app=web,tier in (a,b),!legacy"; "" for the empty selector.
 std::string selector_text(const kube::LabelSelector& s);
 
-// The nine informers and the index they keep. Like the pod and node
-// informers they run on a standby replica too, and the scheduler decides
-// nothing until all have synced (upstream's WaitForCacheSync).
+// An informer per kind of ClusterKinds and the index they keep. Like the
+// pod and node informers they run on a standby replica too, and the
+// scheduler decides nothing until all have synced (upstream's
+// WaitForCacheSync).
 class ClusterInformers {
  public:
   ClusterInformers(kube::Api& api, std::function<void(const char* event)> changed, std::function<void()> listed);
@@ -165,23 +169,26 @@ class ClusterInformers {
   bool synced() const noexcept;
   const ClusterObjectIndex& objects() const noexcept { return index_; }
 
-  struct Watch {
+  // Each informer, in ClusterKinds' order: its resource, its watch's
+  // counters, how many objects its store holds.
+  struct Informer {
     const char* resource;  // "namespaces", ...
     const kube::ReflectorStats* stats;
+    std::size_t objects;
   };
-  std::array<Watch, 9> watch_stats() const noexcept;
+  std::vector<Informer> informers() const;
 
  private:
+  template <class... T>
+  static std::tuple<std::unique_ptr<kube::Reflector<T>>...> reflectors_of(KindList<T...>);
+  // Calls f(reflector) for each, in order.
+  template <class F>
+  void for_each(F&& f) const {
+    std::apply([&](const auto&... r) { (f(*r), ...); }, reflectors_);
+  }
+
   ClusterObjectIndex index_;
-  kube::Reflector<kube::Namespace> namespaces_;
-  kube::Reflector<kube::Service> services_;
-  kube::Reflector<kube::ReplicationController> rcs_;
-  kube::Reflector<kube::ReplicaSet> rss_;
-  kube::Reflector<kube::StatefulSet> sss_;
-  kube::Reflector<kube::PersistentVolumeClaim> pvcs_;
-  kube::Reflector<kube::PersistentVolume> pvs_;
-  kube::Reflector<kube::StorageClass> scs_;
-  kube::Reflector<kube::PodDisruptionBudget> pdbs_;
+  decltype(reflectors_of(ClusterKinds{})) reflectors_;
 };
 
 }  // namespace toysched::sched

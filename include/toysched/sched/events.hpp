@@ -28,13 +28,12 @@
 // Those checks cannot catch a patch already on its way: sent while the pod
 // was pending, it may reach the API server after a bind that came later
 // (on another connection), and turn the bound pod's PodScheduled back to
-// False. So a bind first waits for any such patch of its pod to be
-// answered (patch_settled), as upstream's API dispatcher holds a call while
-// an earlier one for the same object is in flight.
+// False. So each patch is marked on the OrderingGate (ordering_gate.hpp)
+// from the moment it is let go until it is answered, and a bind of the pod
+// waits for it there.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -43,17 +42,19 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <vector>
 
 #include "toysched/async/supervisor.hpp"
 #include "toysched/async/wakeup.hpp"
 #include "toysched/kube/api.hpp"
+#include "toysched/sched/ordering_gate.hpp"
 
 namespace toysched::sched {
 
 class EventRecorder {
  public:
-  EventRecorder(kube::Api& api, std::string controller, std::string instance, async::Supervisor& supervisor);
+  // `order` hears of every status patch sent and answered.
+  EventRecorder(kube::Api& api, std::string controller, std::string instance, async::Supervisor& supervisor,
+                OrderingGate& order);
   // Whether binds are waiting: events then go one at a time.
   void set_busy(std::function<bool()> busy) { busy_ = std::move(busy); }
   // Whether the pod (ns, name, uid) is still waiting to be placed, as far as
@@ -78,12 +79,6 @@ class EventRecorder {
   }
   void forget(const std::string& pod_uid);  // the pod is gone: drop its coalescing state
 
-  // Completes once no PodScheduled=False patch for the pod is sent and
-  // unanswered: at once when none is (the usual case). A patch not yet sent
-  // by then sees the pod assumed and is dropped. Waits at `point`.
-  boost::asio::awaitable<void> patch_settled(std::string pod_uid, trace::TaskScope& task, trace::Point point);
-  bool patch_in_flight(const std::string& pod_uid) const { return patches_sent_.contains(pod_uid); }
-
   boost::asio::awaitable<void> run();  // the `events` task
   void stop();
   // Writes queued or in flight.
@@ -102,7 +97,6 @@ class EventRecorder {
   bool stale(const Item& item) const;
   void drop_stale(const Item& item, const char* why);
   boost::asio::awaitable<void> post(Item item);
-  void patch_answered(const std::string& pod_uid);
 
   kube::Api& api_;
   const std::string& controller_for(const kube::Pod& pod) const;
@@ -120,10 +114,7 @@ class EventRecorder {
   std::function<bool()> busy_;
   StillPending still_pending_;
   int in_flight_ = 0;
-  // Status patches sent and not yet answered, by pod UID; and the binds
-  // waiting for them (each timer in its waiting coroutine's frame).
-  std::unordered_map<std::string, int> patches_sent_;
-  std::unordered_map<std::string, std::vector<boost::asio::steady_timer*>> patch_waiters_;
+  OrderingGate& order_;
   std::uint64_t dropped_stale_ = 0;
 };
 

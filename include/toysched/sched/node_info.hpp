@@ -15,22 +15,19 @@
 
 namespace toysched::sched {
 
-// LeastAllocated would see a pod with no requests as free and pile every
-// such pod on one node; upstream scores them as if they asked for this much
-// (pkg/scheduler/util/pod_resources.go DefaultMilliCPURequest and
-// DefaultMemoryRequest). Filtering never uses these.
-inline constexpr std::int64_t kDefaultMilliCpuRequest = 100;
-inline constexpr std::int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;
-
-// Upstream applies the defaults per container (each container without a cpu
-// request adds 100m). We only have the pod's effective request, so we apply
-// them once per pod: 0 → default. It differs only for multi-container pods
-// where some containers leave a request out, and then only in scoring.
-constexpr std::int64_t nonzero_milli_cpu(const kube::Resources& r) noexcept {
-  return r.milli_cpu != 0 ? r.milli_cpu : kDefaultMilliCpuRequest;
+// The cpu and memory a pod counts for on its node in scoring (NodeInfo's
+// non-zero sums), and those NodeResourcesFit scores the pod being scheduled
+// with: kube::Pod::nonzero and nonzero_incoming, or for a pod made by hand
+// its request with 0 taken as absent (100m / 200MB). Filtering never uses these.
+inline kube::NonZeroRequests as_one_container(const kube::Resources& r) noexcept {
+  return {r.milli_cpu != 0 ? r.milli_cpu : kube::kDefaultMilliCpuRequest,
+          r.memory != 0 ? r.memory : kube::kDefaultMemoryRequest};
 }
-constexpr std::int64_t nonzero_memory(const kube::Resources& r) noexcept {
-  return r.memory != 0 ? r.memory : kDefaultMemoryRequest;
+inline kube::NonZeroRequests nonzero_requests(const kube::Pod& p) noexcept {
+  return p.nonzero ? *p.nonzero : as_one_container(p.requests);
+}
+inline kube::NonZeroRequests nonzero_incoming_requests(const kube::Pod& p) noexcept {
+  return p.nonzero_incoming ? *p.nonzero_incoming : as_one_container(p.requests);
 }
 
 // Pods of one namespace with the same labels and the same deletion state,
@@ -55,7 +52,7 @@ struct NodeInfo {
   // stays sorted by name and holds no zero entries, so add then remove
   // compares equal to the start.
   kube::Resources requested;
-  std::int64_t nonzero_milli_cpu = 0;  // scoring only: see nonzero_milli_cpu()
+  std::int64_t nonzero_milli_cpu = 0;  // scoring only: see nonzero_requests()
   std::int64_t nonzero_memory = 0;
   int pod_count = 0;
   // node.name's NodeNames number (0 when only a test made this NodeInfo),

@@ -8,13 +8,19 @@
 //                        │     is empty)                            │
 //                        └──── errorBackoffQ ◄───── error, failed bind
 //
-// - backoff per pod: 1 s doubling to 10 s with each failed attempt, counted
-//   once from the failure; a later move does not start it again (upstream's
-//   cached BackoffExpiration);
+// - backoff per pod, as upstream counts it: 1 s doubling to 10 s with each
+//   unschedulable attempt, or, after errors (a failed bind, a cycle that
+//   could not finish), with each consecutive error; a pod that never failed
+//   has none. Computed once from the failure, a later move does not start it
+//   again (upstream's cached BackoffExpiration), and truncated to a whole
+//   second: backoffQ is served in 1 s windows (KEP-5142), a pod leaving it
+//   only once the window its backoff ends in is over, and pods of one
+//   window leave in activeQ's order;
 // - an unschedulable pod waits until an event could help it (see the
-//   predicates below) and at most 5 minutes; if such an event happened
-//   while it was being scheduled, it goes to backoff instead, so the event
-//   is not missed;
+//   predicates below), and after more than 5 minutes goes back as an event
+//   would send it (to backoffQ while its backoff lasts); if such an event
+//   happened while it was being scheduled, it goes back at once, the same
+//   way, so the event is not missed;
 // - when activeQ is empty, pop takes the head of backoffQ early (upstream's
 //   SchedulerPopFromBackoffQ, KEP-5142): an idle scheduler need not wait out
 //   a backoff whose only purpose is to let others go first. Pods backing off
@@ -32,6 +38,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "toysched/kube/objects.hpp"
@@ -67,6 +74,8 @@ class Queue {
     std::chrono::milliseconds max_backoff{10'000};
     std::chrono::milliseconds max_unschedulable{300'000};
   };
+  // backoffQOrderingWindowDuration: backoffQ's unit of time.
+  static constexpr std::chrono::seconds kBackoffWindow{1};
   Queue() : Queue(Options{}) {}
   explicit Queue(Options o) : opts_(o) {}
 
@@ -88,9 +97,9 @@ class Queue {
   std::optional<Item> pop(clock::time_point now);
 
   // Outcomes for a pod in flight.
-  void done(const std::string& uid);  // bound: stays out until the watch removes it
-  void unschedulable(const std::string& uid, clock::time_point now);
-  void backoff(const std::string& uid, clock::time_point now);  // error or failed bind
+  void done(const std::string& uid);                                  // bound: stays out until the watch removes it
+  void unschedulable(const std::string& uid, clock::time_point now);  // no fit: counts toward its backoff
+  void backoff(const std::string& uid, clock::time_point now);        // error or failed bind: counts as an error
 
   // A cluster change that could make unschedulable pods fit: each goes to
   // activeQ if its backoff has ended, else to backoffQ until it ends.
@@ -99,10 +108,14 @@ class Queue {
   // The same for the unschedulable pods `helps(pod)` says the event may
   // help (a coarse queueing hint); the others stay where they are.
   std::size_t move_to_active_or_backoff_if(clock::time_point now, const std::function<bool(const kube::Pod&)>& helps);
-  // Backoff expired → active; unschedulable too long → active/backoff.
+  // Backoff over → active; unschedulable for more than 5 minutes →
+  // active, or backoff while it lasts.
   void flush(clock::time_point now);
 
-  bool in_flight(const std::string& uid) const;
+  bool in_flight(const std::string& uid) const;  // popped, or done (bound: out until the watch removes it)
+  // Where the pod is: "active", "backoff", "unschedulable", "in flight"
+  // (popped, no outcome yet), "done", or "" (not queued).
+  std::string_view where(const std::string& uid) const;
   std::size_t active_size() const noexcept { return active_.size(); }
   std::size_t backoff_size() const noexcept { return backoff_.size() + error_backoff_.size(); }
   std::size_t unschedulable_size() const noexcept { return unschedulable_.size(); }
@@ -124,15 +137,15 @@ class Queue {
       if (!visit(k.uid, "active")) break;
     n = 0;
     bool more = true;
-    for (auto it = backoff_.begin(); more && it != backoff_.end(); ++it) more = visit(it->second, "backoff");
-    for (auto it = error_backoff_.begin(); more && it != error_backoff_.end(); ++it)
-      more = visit(it->second, "backoff");
+    for (auto it = backoff_.begin(); more && it != backoff_.end(); ++it) more = visit(it->uid, "backoff");
+    for (auto it = error_backoff_.begin(); more && it != error_backoff_.end(); ++it) more = visit(it->uid, "backoff");
     n = 0;
     for (const auto& [at, uid] : unschedulable_)
       if (!visit(uid, "unschedulable")) break;
   }
 
-  // When the next backoff ends (either queue), for the loop's timer.
+  // When the next pod's backoff is over (either queue): the start of the
+  // window after the one its backoff ends in. For the loop's timer.
   std::optional<clock::time_point> next_backoff_expiry() const;
 
  private:
@@ -141,11 +154,18 @@ class Queue {
     kube::Pod pod;
     Where where = Where::active;
     int attempts = 0;
+    // Upstream's UnschedulableCount and ConsecutiveErrorsCount: the first
+    // counts attempts that found no fit; the second errors since the last
+    // such attempt. The backoff follows the second while it is not 0.
+    int unschedulable_count = 0;
+    int consecutive_errors = 0;
     std::uint64_t seq = 0;     // FIFO among equal priority and time
     clock::time_point queued;  // added, or back from its last attempt (age order)
     clock::time_point first_queued;
     clock::time_point arrived;
-    clock::time_point backoff_until;  // set once per failure, from its time
+    // Set once per failure, from its time, truncated to kBackoffWindow;
+    // the epoch (before any now) while the pod has never failed.
+    clock::time_point backoff_until;
     clock::time_point unschedulable_since;
     std::uint64_t popped_at_cycle = 0;
   };
@@ -160,19 +180,44 @@ class Queue {
       return seq < o.seq;
     }
   };
+  // backoffQ's order: the window the backoff ends in, then activeQ's order
+  // (lessBackoffCompletedWithPriority); errorBackoffQ's: the end alone.
+  struct BackoffKey {
+    clock::time_point until;
+    std::int32_t priority;
+    clock::time_point queued;
+    std::uint64_t seq;
+    std::string uid;
+    bool operator<(const BackoffKey& o) const {
+      if (until != o.until) return until < o.until;
+      if (priority != o.priority) return priority > o.priority;
+      if (queued != o.queued) return queued < o.queued;
+      return seq < o.seq;
+    }
+  };
+  static BackoffKey backoff_key(const Entry& e, const std::string& uid) {
+    return {e.backoff_until, e.pod.priority, e.queued, e.seq, uid};
+  }
   void to_active(Entry& e, const std::string& uid);
   void to_backoff(Entry& e, const std::string& uid, Where which);
-  void to_active_or_backoff(Entry& e, const std::string& uid, clock::time_point now);
+  // Where upstream's queueAfterBackoff sends a pod: the backoff queue
+  // `which` while its backoff lasts, else activeQ.
+  void to_active_or_backoff(Entry& e, const std::string& uid, clock::time_point now, Where which = Where::backoff);
   void detach(Entry& e, const std::string& uid);
-  clock::duration backoff_for(int attempts) const;
+  // getBackoffTime for a failure at `now`, `count` failures in: the end of
+  // the backoff truncated to its window; the epoch (no backoff) for 0.
+  clock::time_point backoff_end(int count, clock::time_point now) const;
+  static clock::time_point window_of(clock::time_point t);
+  // isPodBackingoff: its backoff ends in the window of `now` or later.
+  static bool backing_off(const Entry& e, clock::time_point now) { return e.backoff_until >= window_of(now); }
 
   Options opts_;
   std::unordered_map<std::string, Entry> entries_;  // by UID
   std::set<ActiveKey> active_;
   // By backoff expiry. backoffQ: unschedulable pods a cluster event moved;
   // errorBackoffQ: pods whose attempt or bind failed with an error.
-  std::set<std::pair<clock::time_point, std::string>> backoff_;
-  std::set<std::pair<clock::time_point, std::string>> error_backoff_;
+  std::set<BackoffKey> backoff_;
+  std::set<BackoffKey> error_backoff_;
   // By when each became unschedulable: flush() (every loop turn) finds the
   // ones waiting 5 minutes at the front instead of scanning them all.
   std::set<std::pair<clock::time_point, std::string>> unschedulable_;

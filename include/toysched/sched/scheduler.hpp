@@ -1,22 +1,23 @@
 // The scheduler: informers feed the cache and the queue; one task pops pods
 // and decides (synchronous CPU work, no I/O); each decision's bind runs as a
-// coroutine of its own, which takes one of bind_parallelism slots before its
-// POST, so the cycle never waits on the network or on other binds. Upstream's ScheduleOne, split the same way:
+// coroutine of its own (binder.hpp), which takes one of bind_parallelism
+// slots before its POST, so the cycle never waits on the network or on other
+// binds. Upstream's ScheduleOne, split the same way:
 //
 //   watch/nodes ─┐                  (event_handlers.cpp: they only route)
 //   watch/pods ──┼─► Cache ◄──── assume ──┐
 //                └─► Queue ── pop ─► schedule_one: decide (filter, score)
 //   watch/namespaces, services, … ─► ClusterObjects ──┘ (cluster_objects.hpp)
 //                                      │ no fit ─► preemption (preemption.hpp): victims?
-//                                      │            └ yes ─► spawn preempt/<ns>/<pod>: for each victim
-//                                      │                     DisruptionTarget, DELETE, Preempted event
+//                                      │            └ yes ─► Binder: spawn preempt/<ns>/<pod>: for each
+//                                      │                     victim DisruptionTarget, DELETE, Preempted event
 //                                      │           ─► handle_scheduling_failure (nominatedNodeName)
-//                                      └ fit ─► assume ─► spawn bind/<ns>/<pod>
+//                                      └ fit ─► assume ─► Binder: spawn bind/<ns>/<pod>
 //                                                           │ 201: wait for the watch
-//                                                           └ else handle_bind_failure
-//                                                              409: lost a race: forget, count, log
+//                                                           └ else: forget the assumption
+//                                                              409: lost a race, done
 //                                                                (unless our own replayed bind)
-//                                                              other: forget, backoff
+//                                                              other: backoff
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -29,23 +30,25 @@
 #include <random>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
-#include "toysched/async/slots.hpp"
 #include "toysched/async/supervisor.hpp"
 #include "toysched/async/wakeup.hpp"
 #include "toysched/kube/api.hpp"
 #include "toysched/kube/reflector.hpp"
 #include "toysched/sched/algorithm.hpp"
+#include "toysched/sched/bind_parallelism.hpp"
+#include "toysched/sched/binder.hpp"
 #include "toysched/sched/cache.hpp"
 #include "toysched/sched/cluster_objects.hpp"
 #include "toysched/sched/events.hpp"
 #include "toysched/sched/explain.hpp"
 #include "toysched/sched/latency.hpp"
 #include "toysched/sched/nominator.hpp"
+#include "toysched/sched/ordering_gate.hpp"
 #include "toysched/sched/preemption.hpp"
 #include "toysched/sched/queue.hpp"
+#include "toysched/sched/reports.hpp"
 #include "toysched/trace/tasks.hpp"
 
 namespace toysched::sched {
@@ -65,7 +68,7 @@ struct SchedulerOptions {
   // Several profiles share one cache, one queue and the binds, as
   // upstream's (--config).
   std::vector<NamedProfile> profiles;
-  int bind_parallelism = 16;
+  int bind_parallelism = kDefaultBindParallelism;  // binds in flight at once
   int percentage_of_nodes_to_score = 0;
   std::chrono::milliseconds pod_initial_backoff{1000};
   std::chrono::milliseconds pod_max_backoff{10'000};
@@ -80,56 +83,6 @@ struct SchedulerOptions {
   // --explain-rows: how much /debug/explain keeps (ExplainRecorder); 0: nothing.
   std::size_t explain_rows = ExplainRecorder::kDefaultRows;
 };
-
-// Hooks for /metrics, so the scheduling code does not depend on them.
-struct SchedulerObserver {
-  // Each attempt's end, as upstream counts it: "scheduled" once its bind
-  // succeeded, "unschedulable", or "error" (the decision or the bind
-  // failed); `seconds` from the start of its scheduling cycle, the bind
-  // included; `profile` the pod's schedulerName.
-  std::function<void(const char* result, const std::string& profile, double seconds)> attempt;
-  // Each decision's CPU time (filter and score: upstream's schedulePod).
-  std::function<void(double seconds)> algorithm;
-  // A pod bound: its attempts and the time from first queued to bound.
-  std::function<void(int attempts, double seconds)> bound;
-  // A pod bound: where its time went, stage by stage (latency.hpp).
-  std::function<void(const PodTimeline&)> stages;
-  // One decision in ten times its plugin calls into this (nullptr: none).
-  PluginTimings* plugin_timings = nullptr;
-  // A preemption chose its victims: how many.
-  std::function<void(std::size_t victims)> preemption_victims;
-};
-
-// A decision's outcome, for the live page's ticker (ui/feed.hpp).
-struct Outcome {
-  enum class Kind : std::uint8_t { bound, lost, failed };
-  Kind kind;
-  const kube::Pod& pod;
-  std::string_view node;     // bound: where; lost: where the watch shows it now ("" if not yet)
-  std::string_view message;  // failed: why
-};
-
-struct SchedulerStats {
-  std::uint64_t attempts_scheduled = 0;
-  std::uint64_t attempts_unschedulable = 0;
-  std::uint64_t attempts_error = 0;
-  std::uint64_t binds_ok = 0;
-  std::uint64_t bind_conflicts = 0;  // 409: another scheduler was first
-  std::uint64_t bind_errors = 0;
-  int binds_in_flight = 0;                // decided, bind not answered yet (waiting for a slot included)
-  std::uint64_t preemption_attempts = 0;  // PostFilter runs (upstream's scheduler_preemption_attempts_total)
-  std::uint64_t preemptions = 0;          // of them, with victims chosen
-  std::uint64_t victims_evicted = 0;      // victims deleted (or found gone) by our preemptions
-  std::uint64_t preemption_errors = 0;    // preemptions stopped by an API error
-};
-
-// A bind answered 409 was our own when the transport had sent it twice (its
-// first connection died before any answer, so the server may have applied
-// the first send) and the pod, the same object, is now on the node we chose.
-// Anything else is a race lost to another scheduler, or a pod changed under
-// us. `now` is the pod as the server has it (nullptr: unknown).
-bool bind_conflict_was_ours(const kube::ApiError& err, const kube::Pod* now, const std::string& uid,
-                            const std::string& node);
 
 class Scheduler {
  public:
@@ -147,13 +100,13 @@ class Scheduler {
 
   // Asked right before each bind is sent: false drops it unsent (a leader
   // past its renew deadline). Unset: always send.
-  void set_bind_gate(std::function<bool()> gate) { bind_gate_ = std::move(gate); }
+  void set_bind_gate(std::function<bool()> gate) { binder_.set_gate(std::move(gate)); }
   void stop_scheduling();  // take no more pods (binds in flight go on)
   void stop();             // everything
   bool synced() const noexcept;
   // Scheduling (leading, or no election) but the bind connections are not
   // open yet: a burst now would wait for TCP and TLS handshakes.
-  bool opening_connections() const noexcept { return loop_started_ && !warmed_up_; }
+  bool opening_connections() const noexcept { return loop_started_ && !binder_.connections_open(); }
   int binds_in_flight() const noexcept { return stats_.binds_in_flight; }
 
   const SchedulerStats& stats() const noexcept { return stats_; }
@@ -186,16 +139,6 @@ class Scheduler {
   friend struct SchedulerTestPeer;  // test/unit/scheduler_test.cpp: one cycle without the loop
   struct PodEvents;                 // event_handlers.cpp
   struct NodeEvents;                // event_handlers.cpp
-  // What a bind coroutine needs to report its outcome as kube-scheduler does.
-  struct BindRequest {
-    kube::Pod pod;
-    std::string node;
-    int evaluated_nodes = 0;
-    int feasible_nodes = 0;
-    int attempts = 0;
-    Queue::clock::time_point first_queued;
-    PodTimeline times;
-  };
 
   // A profile and where its sampled search starts next.
   struct ActiveProfile {
@@ -217,38 +160,24 @@ class Scheduler {
   Cluster decision_cluster();
   void schedule_one(Queue::Item item);
   void log_synced() const;
-  boost::asio::awaitable<void> keep_connections_warm();
   void log_scores(const kube::Pod& pod, const DecisionTrace& t) const;
   void dry_run(const Queue::Item& item, const Decision& d, double cycle_seconds);
+  // `no_nodes`: the decision saw an empty cluster.
   void handle_scheduling_failure(const kube::Pod& pod, const Decision& d, double cycle_seconds,
-                                 const std::optional<std::string>& nominate = std::nullopt);
-  // Preemption for a pod `prof` found no node for (preemption_executor.cpp):
-  // appends its message to d.message; what to set status.nominatedNodeName
-  // to (nullopt: leave it); spawns the preempt task when victims are chosen.
+                                 const std::optional<std::string>& nominate, bool no_nodes);
+  // Preemption for a pod `prof` found no node for: appends its message to
+  // d.message; what to set status.nominatedNodeName to (nullopt: leave
+  // it); has the binder carry it out when victims are chosen.
   std::optional<std::string> post_filter(const kube::Pod& pod, const ActiveProfile& prof, const Cluster& cluster,
                                          Decision& d);
-  struct PreemptRequest {
-    kube::Pod preemptor;
-    std::string node;
-    std::vector<kube::Pod> victims;  // copies: the cache may drop them meanwhile
-  };
-  boost::asio::awaitable<void> preempt(PreemptRequest req);
-  boost::asio::awaitable<bool> evict(trace::TaskScope& task, const PreemptRequest& req, const kube::Pod& victim);
-  boost::asio::awaitable<void> bind(BindRequest req);
-  boost::asio::awaitable<bool> replayed_bind_was_ours(trace::TaskScope& task, const BindRequest& req,
-                                                      const kube::ApiError& err);
-  void finish_binding(const BindRequest& req);
-  void report_latency(const BindRequest& req);
-  void log_stages(const BindRequest& req, std::string_view what);
-  void handle_bind_failure(const BindRequest& req, const kube::ApiError& err);
   // The pod (ns/name) as the pod informer last saw it, or nullptr.
   const kube::Pod* informer_pod(const kube::Pod& p) const;
 
   kube::Api& api_;
   SchedulerOptions opts_;
-  async::Supervisor& supervisor_;
   Cache cache_;
   Queue queue_;
+  OrderingGate order_;  // a bind waits for its pod's status patch in flight
   EventRecorder events_;
   std::vector<ActiveProfile> profiles_;  // never empty; a handful at most, so looked up by a scan
   std::mt19937_64 rng_;
@@ -263,17 +192,11 @@ class Scheduler {
   std::unique_ptr<kube::Reflector<kube::Node>> nodes_;
   std::unique_ptr<ClusterInformers> objects_;
   async::Wakeup wakeup_;  // the scheduling loop's sleep: woken by pod/node events and finished binds
-  std::function<bool()> bind_gate_;
-  async::Slots post_slots_;  // bind_parallelism: POSTs (and connections) in flight
-  // Pods whose preempt task is running: they do not preempt again until it
-  // ends (upstream's Executor.preempting).
-  std::unordered_set<std::string> preempting_;
   // Pods a preemption nominated to a node, until they are decided on.
   Nominator nominator_;
+  Binder binder_;  // after everything its context refers to
   bool loop_started_ = false;
-  bool warmed_up_ = false;
-  bool keeping_warm_ = false;  // a keep_connections_warm task is running
-  Queue::clock::time_point next_keep_warm_{};
+  bool synced_seen_ = false;  // the loop has seen the informers synced (and said so)
 };
 
 }  // namespace toysched::sched

@@ -21,6 +21,7 @@
   X(bind_status_patch, "bind.status_patch", "waiting for the pod's status patch, sent, to be answered") \
   X(bind_post, "bind.post", "POST pods/binding in flight")                                              \
   X(bind_check, "bind.check", "GET the pod: was a replayed bind's 409 our own bind?")                   \
+  X(bind_keep_warm, "bind.keep_warm", "bind connections open; looked after every 15 s")                 \
   X(preempt_patch, "preempt.patch", "PATCH a victim's status: DisruptionTarget")                        \
   X(preempt_delete, "preempt.delete", "DELETE a victim of a preemption")                                \
   X(watch_list, "watch.list", "LIST (initial or relist) in flight")                                     \
@@ -35,6 +36,7 @@
   X(lease_create, "lease.create", "POST lease in flight")                                               \
   X(lease_update, "lease.update", "PUT lease (acquire or renew) in flight")                             \
   X(lease_retry_wait, "lease.retry_wait", "waiting out the retry period")                               \
+  X(lease_release_wait, "lease.release_wait", "release waiting for an acquire or renew in flight")      \
   X(serve_accept, "serve.accept", "HTTP server waiting for a connection")                               \
   X(serve_read, "serve.read", "HTTP connection waiting for a request")                                  \
   X(serve_write, "serve.write", "HTTP connection writing a response")                                   \

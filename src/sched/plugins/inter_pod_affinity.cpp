@@ -100,7 +100,13 @@ bool incoming_term_matches(const kube::PodAffinityTerm& t, const kube::Pod& owne
                            std::string_view ns, const kube::StringPairs& labels) {
   bool in_ns = listed_namespace(t, owner.ns, ns);
   if (!in_ns && t.namespace_selector) {
-    if (t.namespace_selector->empty()) {
+    // Upstream adds the namespaces the selector picks to the term's list,
+    // but keeps the selector too (mergeAffinityTermNamespacesIfNotEmpty
+    // sets it to Nothing() on a copy), and then matches it against no
+    // labels at all (AffinityTerm.Matches(pod, nil)): a selector that an
+    // empty label set satisfies (NotIn, DoesNotExist; {} too) matches
+    // every namespace, known or not.
+    if (kube::selector_matches(*t.namespace_selector, kNoLabels)) {
       in_ns = true;
     } else {
       const kube::StringPairs* ns_labels = objects == nullptr ? nullptr : objects->namespace_labels(ns);

@@ -36,7 +36,8 @@ class NodeDeclaredFeatures final : public Plugin {
     needed_count_ = 0;
     if (pod.restarts_all_containers) needed_[needed_count_++] = "RestartAllContainersOnContainerExits";
     if (pod.host_network && pod.host_users == false) needed_[needed_count_++] = "UserNamespacesHostNetworkSupport";
-    return needed_count_ == 0 ? PreFilterResult{PreFilterResult::Kind::skip} : PreFilterResult{};
+    if (needed_count_ == 0) return {PreFilterResult::Kind::skip, {}, nullptr};
+    return {};
   }
 
   std::size_t filter(const kube::Pod& /*pod*/, std::span<const NodeInfo*> nodes, FilterSink& sink) override {

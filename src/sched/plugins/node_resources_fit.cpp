@@ -178,18 +178,30 @@ FilterStatus filter_node_resources_fit(const kube::Pod& pod, const NodeInfo& ni)
   const auto& alloc = ni.node.allocatable;
   const auto& used = ni.requested;
   const auto& want = pod.requests;
+  // A request larger than the node's whole allocatable cannot fit there
+  // whatever is evicted: upstream then answers UnschedulableAndUnresolvable,
+  // and preemption leaves the node out. "Too many pods" is never so.
+  bool unresolvable = false;
+  auto short_of = [&](std::int64_t q, std::int64_t allocatable, std::int64_t requested) {
+    if (q <= allocatable - requested) return false;
+    unresolvable = unresolvable || q > allocatable;
+    return true;
+  };
   if (ni.pod_count + 1 > alloc.pods) s.add(Reason::too_many_pods);
   if (!want.empty()) {
-    if (want.milli_cpu > 0 && want.milli_cpu > alloc.milli_cpu - used.milli_cpu) s.add(Reason::insufficient_cpu);
-    if (want.memory > 0 && want.memory > alloc.memory - used.memory) s.add(Reason::insufficient_memory);
-    if (want.ephemeral_storage > 0 && want.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage) {
+    if (want.milli_cpu > 0 && short_of(want.milli_cpu, alloc.milli_cpu, used.milli_cpu)) {
+      s.add(Reason::insufficient_cpu);
+    }
+    if (want.memory > 0 && short_of(want.memory, alloc.memory, used.memory)) s.add(Reason::insufficient_memory);
+    if (want.ephemeral_storage > 0 &&
+        short_of(want.ephemeral_storage, alloc.ephemeral_storage, used.ephemeral_storage)) {
       s.add(Reason::insufficient_ephemeral_storage);
     }
     for (std::size_t i = 0; i < want.extended.size(); ++i) {
       const auto& [name, q] = want.extended[i];
       if (q == 0) continue;
       // A resource the node does not advertise at all is allocatable 0.
-      if (q <= alloc.extended_value(name) - used.extended_value(name)) continue;
+      if (!short_of(q, alloc.extended_value(name), used.extended_value(name))) continue;
       s.add(Reason::insufficient_extended);
       if (i < 64) {
         s.extended |= std::uint64_t{1} << i;
@@ -199,14 +211,15 @@ FilterStatus filter_node_resources_fit(const kube::Pod& pod, const NodeInfo& ni)
     }
   }
   if (s.reasons != 0) {
-    s.code = Code::unschedulable;
+    s.code = unresolvable ? Code::unresolvable : Code::unschedulable;
     s.plugin = PluginId::node_resources_fit;
   }
   return s;
 }
 
 std::int64_t score_least_allocated(const kube::Pod& pod, const NodeInfo& ni) noexcept {
-  return least_allocated(nonzero_milli_cpu(pod.requests), nonzero_memory(pod.requests), ni);
+  const kube::NonZeroRequests nz = nonzero_incoming_requests(pod);
+  return least_allocated(nz.milli_cpu, nz.memory, ni);
 }
 
 NodeResourcesFit::NodeResourcesFit(FitArgs args) : args_(std::move(args)) {
@@ -325,9 +338,8 @@ void NodeResourcesFit::score(const kube::Pod& pod, std::span<const NodeInfo* con
     score_general(pod, feasible, out);
     return;
   }
-  const std::int64_t cpu = nonzero_milli_cpu(pod.requests);
-  const std::int64_t mem = nonzero_memory(pod.requests);
-  for (std::size_t i = 0; i < feasible.size(); ++i) out[i] = least_allocated(cpu, mem, *feasible[i]);
+  const kube::NonZeroRequests nz = nonzero_incoming_requests(pod);
+  for (std::size_t i = 0; i < feasible.size(); ++i) out[i] = least_allocated(nz.milli_cpu, nz.memory, *feasible[i]);
 }
 
 // Out of line so that the default path above keeps the small frame it had
@@ -335,13 +347,14 @@ void NodeResourcesFit::score(const kube::Pod& pod, std::span<const NodeInfo* con
 void NodeResourcesFit::score_general(const kube::Pod& pod, std::span<const NodeInfo* const> feasible,
                                      std::span<std::int64_t> out) {
   // The pod's side once per call (a few lookups), not once per node.
+  const kube::NonZeroRequests nz = nonzero_incoming_requests(pod);
   for (std::size_t i = 0; i < resources_.size(); ++i) {
     switch (resources_[i].kind) {
       case Kind::cpu:
-        pod_request_[i] = nonzero_milli_cpu(pod.requests);
+        pod_request_[i] = nz.milli_cpu;
         break;
       case Kind::memory:
-        pod_request_[i] = nonzero_memory(pod.requests);
+        pod_request_[i] = nz.memory;
         break;
       case Kind::ephemeral_storage:
         pod_request_[i] = pod.requests.ephemeral_storage;

@@ -145,7 +145,7 @@ selfsubjectrulesreviews.authorization.k8s.io [] [] [create]
 [/version] [] [get]"
 # toy-scheduler's own, everywhere (ClusterRole): src/kube/reflector.cpp (list,
 # watch; src/sched/cluster_objects.cpp for the nine kinds the plugins and
-# preemption look up), src/sched/scheduler.cpp (pods/binding),
+# preemption look up), src/sched/binder.cpp (pods/binding),
 # src/sched/preemption_executor.cpp (pods: delete), src/sched/events.cpp
 # (pods/status, events), src/serve/auth.cpp (the secure port's reviews).
 CLUSTER="pods [] [] [delete get list watch]

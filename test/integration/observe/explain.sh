@@ -26,7 +26,7 @@ python3 - "$TEST_TMP/pending.json" "${nodes[@]}" <<'PY' || fail "pending explain
 import json, sys
 e = json.load(open(sys.argv[1]))
 n0, n1, n2 = sys.argv[2:5]
-assert e["result"] == "unschedulable", e["result"]
+assert e["result"] == "unresolvable", e["result"]  # 1000 cpus: more than any node has
 assert e["nodes"] == 3 and e["feasible"] == 0, e
 by_node = {r["node"]: (r["plugin"], r["reason"]) for r in e["rejected"]}
 assert by_node == {n0: ("NodeResourcesFit", "Insufficient cpu"), n1: ("NodeResourcesFit", "Insufficient cpu"),

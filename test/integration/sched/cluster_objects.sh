@@ -50,8 +50,8 @@ url=http://127.0.0.1:$port
 wait_until 20 "informers synced" "grep -q '\"Caches are synced\"' '$TEST_TMP/toy.log'"
 line=$(grep '"Caches are synced"' "$TEST_TMP/toy.log" | head -n1)
 echo "$line"
-for kind in namespaces services replicaSets; do
-  n=$(grep -o " $kind=[0-9]*" <<<"$line" | cut -d= -f2)
+for kind in namespaces services replicasets; do
+  n=$(grep -oE "[\" ]$kind=[0-9]+" <<<"$line" | cut -d= -f2)
   [ "${n:-0}" -ge 1 ] || fail "the synced line counts ${n:-no} $kind: $line"
 done
 pass "the informers synced, with their object counts logged"

@@ -86,19 +86,19 @@ k patch node lab-node-2 --subresource=status --type=merge \
 pod gpu-one <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {limits: {example.com/gpu: 1}}}]"
 expect_node gpu-one lab-node-2
 pod gpu-three <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {limits: {example.com/gpu: 3}}}]"
-expect_reason gpu-three "0/3 nodes are available: 3 Insufficient example.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+expect_reason gpu-three "0/3 nodes are available: 3 Insufficient example.com/gpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 # One that no node advertises at all (issue 18 item 2), alone and beside a
 # cpu request no node can meet: each reason counted, sorted as upstream.
 pod foo-none <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {limits: {example.com/foo: 1}}}]"
-expect_reason foo-none "0/3 nodes are available: 3 Insufficient example.com/foo. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+expect_reason foo-none "0/3 nodes are available: 3 Insufficient example.com/foo. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 pod foo-cpu <<<"  containers: [{name: c, image: registry.k8s.io/pause:3.9,
     resources: {requests: {cpu: '5'}, limits: {example.com/foo: 1}}}]"
-expect_reason foo-cpu "0/3 nodes are available: 3 Insufficient cpu, 3 Insufficient example.com/foo. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+expect_reason foo-cpu "0/3 nodes are available: 3 Insufficient cpu, 3 Insufficient example.com/foo. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 
 # --- init containers: the largest init container counts, not only the app
 pod init-big <<<"  initContainers: [{name: i, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: '5'}}}]
   containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]"
-expect_reason init-big "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+expect_reason init-big "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 
 # --- pod overhead (from a RuntimeClass, set by admission): it counts too
 k apply -f - >/dev/null <<'YAML'
@@ -111,7 +111,7 @@ YAML
 pod overhead <<<"  runtimeClassName: heavy
   containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]"
 [ "$(k -n "$NS" get pod overhead -o jsonpath='{.spec.overhead.cpu}')" = 4 ] || fail "admission set no overhead"
-expect_reason overhead "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+expect_reason overhead "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 
 # --- a node with no allocatable (issue 18 item 2). As upstream, every
 # quantity is 0 then, pods included: it takes no pod, not even one that
@@ -133,7 +133,7 @@ pod bare-on-4 <<<"  $ON4
 expect_reason bare-on-4 "0/4 nodes are available: 1 Too many pods, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling."
 pod cpu-on-4 <<<"  $ON4
   containers: [{name: c, image: registry.k8s.io/pause:3.9, resources: {requests: {cpu: 100m}}}]"
-expect_reason cpu-on-4 "0/4 nodes are available: 1 Insufficient cpu, 1 Too many pods, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 1 No preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling."
+expect_reason cpu-on-4 "0/4 nodes are available: 1 Insufficient cpu, 1 Too many pods, 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
 k patch node lab-node-4 --subresource=status --type=merge -p '{"status":{"allocatable":{"pods":"3"}}}' >/dev/null
 expect_node bare-on-4 lab-node-4
 sleep 1 # time for a wrong bind: cpu-on-4 must stay pending (no cpu there)

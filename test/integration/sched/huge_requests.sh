@@ -4,8 +4,8 @@
 # scheduler counts. Two such pods exist before toy-scheduler starts (its
 # first list) and two more arrive in the middle of a burst of 60 ordinary
 # pods (its watch): every ordinary pod is bound, the four get
-# FailedScheduling "Insufficient memory" / "Insufficient cpu" and stay
-# pending, and a restarted toy-scheduler (a fresh list with them in it)
+# FailedScheduling "Insufficient memory" / "Insufficient cpu" (more than a
+# node has at all: preemption is not helpful) and stay pending, and a restarted toy-scheduler (a fresh list with them in it)
 # still syncs and binds a new pod.
 # Also during the burst: a pod of 1.3 MB of '<' in an env value, valid
 # (etcd holds 1.5 MiB) but a 7.8 MB watch event once the API server has
@@ -56,11 +56,11 @@ reason_of() {
     python3 -c "import json,sys; e=json.load(sys.stdin)['items']; print((e[-1].get('note') or e[-1].get('message')) if e else '')"
 }
 for p in huge-mem-before huge-mem-during; do
-  want="0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+  want="0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
   wait_until 20 "FailedScheduling for $p" "[ \"\$(reason_of $p)\" = '$want' ]"
 done
 for p in huge-cpu-before huge-cpu-during; do
-  want="0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+  want="0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
   wait_until 20 "FailedScheduling for $p" "[ \"\$(reason_of $p)\" = '$want' ]"
 done
 [ "$(bound_count app=huge)" = 0 ] || fail "a huge pod was bound: $(spread app=huge)"

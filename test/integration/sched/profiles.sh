@@ -12,11 +12,7 @@ source "$(dirname "$0")/../lib.sh"
 use_private_lab --nodes 3
 
 CONFIG=$TEST_TMP/config.yaml
-cat >"$CONFIG" <<YAML
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-leaderElection: {leaderElect: false}
-clientConnection: {kubeconfig: $KCFG}
+scheduler_config "$CONFIG" <<YAML
 profiles:
 - schedulerName: default-scheduler
 - schedulerName: packer

@@ -1,6 +1,7 @@
 // NodeResourcesBalancedAllocation (framework/plugins/noderesources/
-// balanced_allocation.go): prefers the node whose cpu and memory would be
-// used in the most even proportion.
+// balanced_allocation.go): prefers the node whose balance of cpu and memory
+// use the pod improves most (v1.36's rule; before, the balance after the pod
+// alone decided, which favoured an emptier node over a fuller one).
 #pragma once
 
 #include "toysched/sched/framework.hpp"
@@ -11,9 +12,11 @@ namespace toysched::sched {
 // (so a flood of best-effort pods does not pile onto one node,
 // kubernetes#129138); a skipped plugin adds 0 to every node.
 bool is_best_effort(const kube::Pod& pod) noexcept;
-// (1 − std) × 100 truncated, std = |f_cpu − f_mem| / 2, f = (node's real
-// requested + pod's request) / alloc capped at 1; a resource with alloc 0
-// is left out (then std = 0). 0 for best-effort pods.
+// 50 + (50 + with − without) / 2, where with and without are the node's
+// balance with and without the pod: (1 − std) × 100 truncated, std =
+// |f_cpu − f_mem| / 2, f = the node's real requested (plus the pod's
+// request, for with) / alloc capped at 1; a resource with alloc 0 is left
+// out (then std = 0). 0 for best-effort pods.
 std::int64_t score_balanced_allocation(const kube::Pod& pod, const NodeInfo& ni) noexcept;
 
 class BalancedAllocation final : public Plugin {

@@ -62,10 +62,12 @@ class TopologyCounts {
 const kube::StringPairs* namespace_labels_of(const Cluster& cluster, std::string_view ns);
 
 // upstream's AffinityTerm.Matches for a term of the INCOMING pod `owner`
-// against pods of namespace `ns` with `labels`. upstream first replaces a
-// non-empty namespaceSelector by the namespaces it lists, so a namespace
-// that does not exist (namespace_labels nullptr) matches only an empty
-// selector, which selects every namespace.
+// against pods of namespace `ns` with `labels`. upstream first adds the
+// namespaces a non-empty namespaceSelector picks to the term's list, then
+// matches the selector itself against no labels: a namespace that does not
+// exist (namespace_labels nullptr) matches only a selector that an empty
+// label set satisfies ({}, NotIn, DoesNotExist), and such a selector
+// matches every namespace whatever its labels.
 bool incoming_term_matches(const kube::PodAffinityTerm& t, const kube::Pod& owner, const ClusterObjects* objects,
                            std::string_view ns, const kube::StringPairs& labels);
 // A term of the PLACED pod `owner` against the incoming pod, whose

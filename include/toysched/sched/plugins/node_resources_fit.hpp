@@ -69,7 +69,9 @@ std::string validate_fit_args(const FitArgs& args, std::string_view path = {});
 // in between. `shape` is non-empty and sorted.
 std::int64_t broken_linear(std::span<const UtilizationShapePoint> shape, std::int64_t p) noexcept;
 
-// Every failing resource is listed, not only the first.
+// Every failing resource is listed, not only the first. The code is
+// unresolvable when some request exceeds the node's allocatable (no
+// eviction can make room), else unschedulable.
 FilterStatus filter_node_resources_fit(const kube::Pod& pod, const NodeInfo& ni);
 
 // LeastAllocated over cpu and memory (weight 1 each): per resource
