@@ -364,7 +364,7 @@ struct PersistentVolumeClaim {
 };
 struct PersistentVolume {
   std::string name, uid, resource_version;
-  StringPairs labels;  // VolumeZone reads the zone and region labels
+  StringPairs labels;                           // VolumeZone reads the zone and region labels
   std::vector<NodeSelectorTerm> node_affinity;  // spec.nodeAffinity.required.nodeSelectorTerms (ORed); empty: none
   bool has_node_affinity = false;               // spec.nodeAffinity.required present (even with zero terms)
 };
