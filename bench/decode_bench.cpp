@@ -156,7 +156,7 @@ std::string pod(Gen& g, int i) {
   return s;
 }
 
-std::string list<Pod>(int n) {
+std::string pod_list_json(int n) {
   Gen g;
   std::string s = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"987654"},"items":[)";
   for (int i = 0; i < n; ++i) {
@@ -394,7 +394,7 @@ Sample timed(F&& f) {
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 10000;
   const int runs = argc > 2 ? std::atoi(argv[2]) : 7;
-  const std::string json = list<Pod>(n);
+  const std::string json = pod_list_json(n);
   const double mb = static_cast<double>(json.size()) / 1e6;
   std::printf("PodList: %d pods, %.1f MB (%.0f bytes/pod); %d runs each, interleaved, after one warm-up\n", n, mb,
               static_cast<double>(json.size()) / n, runs);
@@ -435,7 +435,7 @@ int main(int argc, char** argv) {
   for (auto& p : ours->items) cpu += p.requests.milli_cpu;
   std::printf("both decoders agree on all %d pods (sum of cpu requests %lld m)\n\n", n, static_cast<long long>(cpu));
 
-  Row rows[] = {{"toysched Decoder::pod_list (simdjson on-demand)", {}, {}},
+  Row rows[] = {{"toysched Decoder::list<Pod> (simdjson on-demand)", {}, {}},
                 {"  same, input already padded (no copy)", {}, {}},
                 {"nlohmann::json::parse + same fields", {}, {}},
                 {"  nlohmann::json::parse alone (DOM, no fields)", {}, {}}};
