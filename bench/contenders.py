@@ -19,18 +19,35 @@ cmd/kube-scheduler does) with `--config`. Its variants:
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from common import CEILING, KUBE_LAB, KUBE_SCHEDULER, PARALLELISM, TOY, VERBOSITY
+from common import CEILING, KUBE_LAB, KUBE_SCHEDULER, PARALLELISM, ROOT, TOY, VERBOSITY
 
 # toy-scheduler's plugins with their score weights (0: no score), in
-# kube-scheduler's default order: include/toysched/sched/registry.hpp's
-# PLUGIN and BUILT_IN lines that the default profile enables.
-TOY_PLUGINS = (("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
-               ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
-               ("VolumeRestrictions", 0), ("VolumeBinding", 0), ("VolumeZone", 0), ("PodTopologySpread", 2),
-               ("InterPodAffinity", 2), ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1),
-               ("ImageLocality", 1), ("DefaultBinder", 0), ("NodeDeclaredFeatures", 0))
+# kube-scheduler's default order: read from the registry's PLUGIN and
+# BUILT_IN lines that the default profile enables, so a plugin added there
+# is in the matched profile without a line here.
+REGISTRY = ROOT / "include" / "toysched" / "sched" / "registry.hpp"
+
+
+def registry_default_plugins(text: str) -> tuple[tuple[str, int], ...]:
+    """(name, weight) of each PLUGIN(id, Name, points, weight, in_default)
+    and BUILT_IN(Name, points, weight, in_default) line, in the file's order."""
+    out = []
+    for m in re.finditer(r"^\s*(PLUGIN|BUILT_IN)\(([^()]*)\)", text, re.M):
+        fields = [f.strip() for f in m.group(2).split(",")]
+        if m.group(1) == "PLUGIN":
+            fields = fields[1:]
+        name, _points, weight, default = fields
+        if default == "in_default":
+            out.append((name, int(weight)))
+    if not out:
+        raise ValueError(f"no PLUGIN or BUILT_IN line found in {REGISTRY}")
+    return tuple(out)
+
+
+TOY_PLUGINS = registry_default_plugins(REGISTRY.read_text())
 
 
 def scheduler_config(kubeconfig: str, scheduler: str, matched: bool, all_nodes: bool) -> str:
