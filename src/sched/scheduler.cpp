@@ -8,7 +8,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "toysched/json/writer.hpp"
 #include "toysched/log/log.hpp"
 #include "toysched/trace/tasks.hpp"
 
@@ -282,51 +281,6 @@ void Scheduler::log_synced() const {
     objects += (objects.empty() ? "" : " ") + std::string(i.resource) + "=" + std::to_string(i.objects);
   TS_LOG(2, "Caches are synced", {"nodes", cache_.node_count()}, {"boundPods", cache_.bound_count()},
          {"objects", objects});
-}
-
-std::string Scheduler::debug_cluster_objects_json(std::optional<std::string_view> pod) const {
-  const auto& informers = *objects_;
-  json::Writer w;
-  w.object().field("synced", informers.synced());
-  w.key("counts").object();
-  for (const auto& i : informers.informers()) w.field(i.resource, static_cast<std::uint64_t>(i.objects));
-  w.end();
-  if (pod) {
-    w.key("pod").object().field("name", *pod);
-    if (const kube::Pod* p = pods_->store().find(std::string(*pod))) {
-      w.key("namespace_labels").object();
-      if (const auto* labels = informers.objects().namespace_labels(p->ns))
-        for (const auto& [k, v] : *labels) w.field(k, v);
-      w.end().field("default_selector", selector_text(informers.objects().default_selector(*p)));
-    } else {
-      w.field("error", "not in the pod informer");
-    }
-    w.end();
-  }
-  w.end();
-  return std::move(w).str();
-}
-
-std::string Scheduler::debug_cache_json() {
-  json::Writer w;
-  w.object().key("nodes").array();
-  for (const NodeInfo* n : cache_.nodes()) {
-    w.object().field("name", n->node.name);
-    const auto& alloc = n->node.allocatable;
-    w.key("allocatable").object().field("cpu_millis", alloc.milli_cpu).field("memory", alloc.memory);
-    w.field("pods", alloc.pods).end();
-    w.key("requested").object().field("cpu_millis", n->requested.milli_cpu).field("memory", n->requested.memory);
-    w.end().field("pods", n->pod_count).end();
-  }
-  w.end().key("assumed").array();
-  auto now = clock::now();
-  for (const auto& a : cache_.assumed()) {
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - a.since).count();
-    w.object().field("pod", a.key).field("node", a.node).field("assumed_ms", static_cast<std::int64_t>(ms)).end();
-  }
-  w.end().field("bound_pods", static_cast<std::uint64_t>(cache_.bound_count()));
-  w.field("assumed_pods", static_cast<std::uint64_t>(cache_.assumed_count())).end();
-  return std::move(w).str();
 }
 
 void Scheduler::stop_scheduling() {

@@ -1,6 +1,13 @@
 #include "toysched/serve/endpoints.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "toysched/json/writer.hpp"
+#include "toysched/sched/cluster_objects.hpp"
 
 namespace toysched::serve {
 
@@ -175,6 +182,55 @@ void register_metrics(Registry& reg, Sources& src) {
 
 namespace {
 
+// /debug/cache: per node allocatable, requested, pod count; assumed pods.
+std::string cache_json(sched::Cache& cache) {
+  json::Writer w;
+  w.object().key("nodes").array();
+  for (const sched::NodeInfo* n : cache.nodes()) {
+    w.object().field("name", n->node.name);
+    const auto& alloc = n->node.allocatable;
+    w.key("allocatable").object().field("cpu_millis", alloc.milli_cpu).field("memory", alloc.memory);
+    w.field("pods", alloc.pods).end();
+    w.key("requested").object().field("cpu_millis", n->requested.milli_cpu).field("memory", n->requested.memory);
+    w.end().field("pods", n->pod_count).end();
+  }
+  w.end().key("assumed").array();
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& a : cache.assumed()) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - a.since).count();
+    w.object().field("pod", a.key).field("node", a.node).field("assumed_ms", static_cast<std::int64_t>(ms)).end();
+  }
+  w.end().field("bound_pods", static_cast<std::uint64_t>(cache.bound_count()));
+  w.field("assumed_pods", static_cast<std::uint64_t>(cache.assumed_count())).end();
+  return std::move(w).str();
+}
+
+// /debug/cluster-objects[?pod=NS/NAME]: the informers' object counts and,
+// for the pod (as the pod informer has it), its namespace's labels and its
+// default spread selector.
+std::string cluster_objects_json(const sched::Scheduler& scheduler, const std::optional<std::string>& pod) {
+  const sched::ClusterInformers& informers = scheduler.cluster_informers();
+  json::Writer w;
+  w.object().field("synced", informers.synced());
+  w.key("counts").object();
+  for (const auto& i : informers.informers()) w.field(i.resource, static_cast<std::uint64_t>(i.objects));
+  w.end();
+  if (pod) {
+    w.key("pod").object().field("name", *pod);
+    if (const kube::Pod* p = scheduler.pod_store().find(*pod)) {
+      w.key("namespace_labels").object();
+      if (const auto* labels = informers.objects().namespace_labels(p->ns))
+        for (const auto& [k, v] : *labels) w.field(k, v);
+      w.end().field("default_selector", sched::selector_text(informers.objects().default_selector(*p)));
+    } else {
+      w.field("error", "not in the pod informer");
+    }
+    w.end();
+  }
+  w.end();
+  return std::move(w).str();
+}
+
 // /debug/explain?pod=NS/NAME[&format=text]: the pod's last attempt.
 void add_explain_route(Routes& routes, const sched::Scheduler& scheduler) {
   routes.get("/debug/explain", [&scheduler](const Request& r) {
@@ -234,10 +290,9 @@ void add_routes(Routes& routes, Registry& reg, Sources& src) {
   add_metrics_route(routes, reg);
   add_debug_tasks_route(routes);
   add_debug_flags_v_route(routes);
-  add_json_route(routes, "/debug/cache", [&src] { return src.scheduler.debug_cache_json(); });
+  add_json_route(routes, "/debug/cache", [&src] { return cache_json(src.scheduler.cache()); });
   routes.get("/debug/cluster-objects", [&src](const Request& r) {
-    const std::optional<std::string> pod = r.param("pod");
-    return Response{200, "application/json", src.scheduler.debug_cluster_objects_json(pod), {}};
+    return Response{200, "application/json", cluster_objects_json(src.scheduler, r.param("pod")), {}};
   });
   add_explain_route(routes, src.scheduler);
 }

@@ -119,12 +119,8 @@ class Scheduler {
   // PersistentVolumeClaims, PersistentVolumes, StorageClasses,
   // PodDisruptionBudgets.
   const ClusterInformers& cluster_informers() const noexcept { return *objects_; }
-  // /debug/cache: per node allocatable, requested, pod count; assumed pods.
-  std::string debug_cache_json();
-  // /debug/cluster-objects: the informers' object counts and, for `pod`
-  // (ns/name, as the pod informer has it), its namespace's labels and its
-  // default spread selector.
-  std::string debug_cluster_objects_json(std::optional<std::string_view> pod) const;
+  // The pod informer's store (/debug/cluster-objects looks pods up in it).
+  const kube::Store<kube::Pod>& pod_store() const noexcept { return pods_->store(); }
   // /debug/explain: the pod's (ns/name) last attempt, or nullptr.
   const Explanation* explanation(std::string_view pod) const { return explain_.find(pod); }
   Cache& cache() noexcept { return cache_; }
