@@ -2,8 +2,9 @@ package main
 
 // The fake kubelet: no containers run, but pods bound to lab nodes get the
 // status a kubelet would report (Running, Ready, IPs, container statuses),
-// and pods being deleted are finalized at once (grace period 0, UID
-// precondition) as a kubelet does after stopping the containers. That is
+// and pods being deleted are finalized (grace period 0, UID precondition)
+// as a kubelet does after stopping the containers: at once, or once a
+// preStop sleep hook has run. That is
 // what makes Deployments roll out and `kubectl delete` finish. Node status:
 // see kubelet_node.go.
 
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -145,6 +147,12 @@ func (k *fakeKubelet) sync(ctx context.Context, key string) error {
 	hostIP, _ := labNodeIP(pod.Spec.NodeName)
 
 	if pod.DeletionTimestamp != nil {
+		// A preStop sleep hook runs first, as a kubelet runs it: the pod
+		// stays, terminating, until it ends (at most the grace period).
+		if wait := preStopWait(pod, time.Now()); wait > 0 {
+			k.queue.AddAfter(key, wait)
+			return nil
+		}
 		// The containers are "stopped": finalize the deletion now. The UID
 		// precondition guards against deleting a new pod of the same name.
 		zero := int64(0)
@@ -166,6 +174,32 @@ func (k *fakeKubelet) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	return err // a conflict is retried with the informer's newer copy
+}
+
+// preStopWait: how long the longest preStop sleep hook of the pod's
+// containers still runs at `now`. Deletion started at DeletionTimestamp
+// minus the grace period; the hook runs from then for its seconds, cut at
+// the grace period as a kubelet cuts it. 0: no hook, or it has ended.
+func preStopWait(pod *corev1.Pod, now time.Time) time.Duration {
+	var sleep int64
+	for _, c := range pod.Spec.Containers {
+		if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
+			sleep = max(sleep, c.Lifecycle.PreStop.Sleep.Seconds)
+		}
+	}
+	if sleep <= 0 || pod.DeletionTimestamp == nil {
+		return 0
+	}
+	grace := int64(0)
+	if pod.DeletionGracePeriodSeconds != nil {
+		grace = *pod.DeletionGracePeriodSeconds
+	}
+	start := pod.DeletionTimestamp.Add(-time.Duration(grace) * time.Second)
+	end := start.Add(time.Duration(min(sleep, grace)) * time.Second)
+	if d := end.Sub(now); d > 0 {
+		return d
+	}
+	return 0
 }
 
 // resumeIPs continues the pod IP counter after the highest address in use,
