@@ -92,6 +92,11 @@ struct FilterStatus {
 };
 
 FilterStatus reject(PluginId p, Code c, Reason r);
+// A lister's NotFound text ("persistentvolumeclaim \"data\" not found"),
+// which upstream's volume plugins pass on as their rejection.
+inline std::string not_found_text(std::string_view resource, std::string_view name) {
+  return std::string(resource) + " \"" + std::string(name) + "\" not found";
+}
 
 // Told about every node the filters reject, with why.
 class FilterSink {

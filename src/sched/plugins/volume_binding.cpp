@@ -41,7 +41,7 @@ PreFilterResult VolumeBinding::pre_filter(const kube::Pod& pod, const Cluster& c
   bool unbound_immediate = false;
   for (const std::string& name : pod.claims) {
     const kube::PersistentVolumeClaim* c = cluster.objects != nullptr ? cluster.objects->claim(pod.ns, name) : nullptr;
-    if (c == nullptr) return reject("persistentvolumeclaim \"" + name + "\" not found");
+    if (c == nullptr) return reject(not_found_text("persistentvolumeclaim", name));
     if (c->deleting) return reject("persistentvolumeclaim \"" + name + "\" is being deleted");
     if (fully_bound(*c)) {
       const kube::PersistentVolume* pv = cluster.objects->volume(c->volume_name);

@@ -69,7 +69,7 @@ class VolumeRestrictions final : public Plugin {
       const kube::PersistentVolumeClaim* c =
           cluster.objects != nullptr ? cluster.objects->claim(pod.ns, name) : nullptr;
       if (c == nullptr) {
-        message_ = "persistentvolumeclaim \"" + name + "\" not found";
+        message_ = not_found_text("persistentvolumeclaim", name);
         return {PreFilterResult::Kind::reject, message_, nullptr};
       }
       if (c->read_write_once_pod && std::find(rwop_claims_.begin(), rwop_claims_.end(), name) == rwop_claims_.end()) {

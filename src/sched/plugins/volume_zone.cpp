@@ -117,17 +117,17 @@ class VolumeZone final : public Plugin {
   bool add_volume_of(const std::string& ns, const std::string& name, const ClusterObjects* objects) {
     if (name.empty()) return fail("PersistentVolumeClaim had no name");
     const kube::PersistentVolumeClaim* c = objects != nullptr ? objects->claim(ns, name) : nullptr;
-    if (c == nullptr) return fail(not_found("persistentvolumeclaim", name));
+    if (c == nullptr) return fail(not_found_text("persistentvolumeclaim", name));
     if (c->volume_name.empty()) {
       const std::string class_name = c->storage_class_name.value_or("");
       if (class_name.empty()) return fail("PersistentVolumeClaim had no pv name and storageClass name");
       const kube::StorageClass* sc = objects->storage_class(class_name);
-      if (sc == nullptr) return fail(not_found("storageclass.storage.k8s.io", class_name));
+      if (sc == nullptr) return fail(not_found_text("storageclass.storage.k8s.io", class_name));
       if (sc->wait_for_first_consumer) return true;  // its volume does not exist yet
       return fail("PersistentVolume had no name");
     }
     const kube::PersistentVolume* pv = objects->volume(c->volume_name);
-    if (pv == nullptr) return fail(not_found("persistentvolume", c->volume_name));
+    if (pv == nullptr) return fail(not_found_text("persistentvolume", c->volume_name));
     for (std::string_view key : kTopologyLabels) {
       const std::string* value = kube::find_value(pv->labels, key);
       if (value != nullptr && valid_zones(*value)) topologies_.push_back({key, *value});
@@ -138,11 +138,6 @@ class VolumeZone final : public Plugin {
   bool fail(std::string text) {
     message_ = std::move(text);
     return false;
-  }
-
-  // The lister's NotFound text.
-  static std::string not_found(std::string_view resource, const std::string& name) {
-    return std::string(resource) + " \"" + name + "\" not found";
   }
 
   bool matches(const kube::Node& node) const {
