@@ -1,9 +1,8 @@
 // The scheduling loop and schedule_one, PostFilter included. The binding
 // cycle is the Binder's (binder.cpp), the informers' handlers are in
-// event_handlers.cpp, the decision itself in algorithm.cpp.
+// informers.cpp, the decision itself in algorithm.cpp.
 #include "toysched/sched/scheduler.hpp"
 
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -29,11 +28,39 @@ constexpr int kDecisionsPerYield = 8;
 constexpr int kMaxBindsPending = 1024;
 }  // namespace
 
-const kube::Pod* Scheduler::informer_pod(const kube::Pod& p) const { return pods_->store().find(key(p)); }
-
-bool Scheduler::responsible_for(const kube::Pod& p) const {
-  return profile_for(p.scheduler_name) != nullptr && !p.deleting && !p.scheduling_gated;
+Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opts, async::Supervisor& supervisor)
+    : api_(api),
+      opts_(std::move(opts)),
+      queue_(Queue::Options{opts_.pod_initial_backoff, opts_.pod_max_backoff, opts_.pod_max_in_unschedulable}),
+      events_(events_api, opts_.scheduler_name, opts_.instance.empty() ? opts_.scheduler_name : opts_.instance,
+              supervisor, order_),
+      rng_(opts_.seed),
+      explain_(opts_.explain_rows),
+      informers_(api_, InformersContext{cache_, queue_, nominator_, events_, explain_,
+                                        [this](std::string_view name) { return profile_for(name) != nullptr; },
+                                        [this] { wake(); }}),
+      binder_(api_,
+              BinderContext{cache_, queue_, events_, order_, stats_, observer_, outcome_,
+                            [this](const kube::Pod& p) { return informers_.pod(p); },
+                            [this](const char* event) { informers_.move_unschedulable(event); }, [this] { wake(); }},
+              BinderOptions{opts_.bind_parallelism, opts_.bind_delay}, supervisor) {
+  if (opts_.profiles.empty()) opts_.profiles.push_back({opts_.scheduler_name, Profile::make_default(), {}});
+  for (NamedProfile& p : opts_.profiles) {
+    const int percentage = p.percentage_of_nodes_to_score.value_or(opts_.percentage_of_nodes_to_score);
+    profiles_.push_back({std::move(p.name), std::move(p.profile), Search{percentage, 0}});
+  }
+  opts_.profiles.clear();  // moved into profiles_
+  events_.set_busy([this] { return stats_.binds_in_flight > 0 || queue_.active_size() > 0; });
+  // A FailedScheduling still applies only to the very pod it was about,
+  // still unbound and undecided: the informer holds it under its name with
+  // the same UID, and the cache has no assumption or binding for it.
+  events_.set_still_pending([this](const std::string& ns, const std::string& name, const std::string& uid) {
+    const kube::Pod* p = informers_.pods().find(ns + "/" + name);
+    return p && p->uid == uid && p->node_name.empty() && !p->deleting && !cache_.contains(uid);
+  });
 }
+
+Scheduler::~Scheduler() = default;
 
 Scheduler::ActiveProfile* Scheduler::profile_for(std::string_view scheduler_name) noexcept {
   for (ActiveProfile& p : profiles_)
@@ -51,13 +78,9 @@ std::vector<std::string> Scheduler::profile_names() const {
   return names;
 }
 
-bool Scheduler::synced() const noexcept { return pods_->synced() && nodes_->synced() && objects_->synced(); }
+bool Scheduler::synced() const noexcept { return informers_.synced(); }
 
-asio::awaitable<void> Scheduler::run_informers() {
-  using namespace asio::experimental::awaitable_operators;
-  // Nodes first in effect: both start now; the loop waits for both to sync.
-  co_await (nodes_->run() && pods_->run() && objects_->run());
-}
+asio::awaitable<void> Scheduler::run_informers() { return informers_.run(); }
 
 // A pod to decide now, if the informers have synced, the bind connections
 // are open and binds pending are within bounds.
@@ -106,7 +129,7 @@ asio::awaitable<void> Scheduler::run_scheduling_loop() {
 // pluginMetricsSamplePercent).
 Cluster Scheduler::decision_cluster() {
   Cluster cluster = cache_.cluster();
-  cluster.objects = &objects_->objects();
+  cluster.objects = &informers_.cluster().objects();
   if (!nominator_.empty()) cluster.nominated = &nominator_;
   if (observer_.plugin_timings != nullptr && ++decisions_ % 10 == 0) cluster.timings = observer_.plugin_timings;
   return cluster;
@@ -277,7 +300,7 @@ std::optional<std::string> Scheduler::post_filter(const kube::Pod& pod, const Ac
 // could not list shows here as 0 (its 403 is in the log before this).
 void Scheduler::log_synced() const {
   std::string objects;
-  for (const auto& i : objects_->informers())
+  for (const auto& i : informers_.cluster().informers())
     objects += (objects.empty() ? "" : " ") + std::string(i.resource) + "=" + std::to_string(i.objects);
   TS_LOG(2, "Caches are synced", {"nodes", cache_.node_count()}, {"boundPods", cache_.bound_count()},
          {"objects", objects});
@@ -291,9 +314,7 @@ void Scheduler::stop_scheduling() {
 void Scheduler::stop() {
   wakeup_.stop();
   binder_.stop();  // binds still waiting for a slot give up (undone, requeued)
-  pods_->stop();
-  nodes_->stop();
-  objects_->stop();
+  informers_.stop();
   events_.stop();
 }
 

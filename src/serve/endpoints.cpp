@@ -116,8 +116,8 @@ void collect_scheduler(Families& f, const Sources& src) {
 
 void collect_clients(Families& f, const Sources& src) {
   std::vector<std::pair<const char*, const kube::ReflectorStats*>> watches = {
-      {"pods", &src.scheduler.pod_watch_stats()}, {"nodes", &src.scheduler.node_watch_stats()}};
-  for (const auto& i : src.scheduler.cluster_informers().informers()) watches.push_back({i.resource, i.stats});
+      {"pods", &src.scheduler.informers().pod_watch_stats()}, {"nodes", &src.scheduler.informers().node_watch_stats()}};
+  for (const auto& i : src.scheduler.informers().cluster().informers()) watches.push_back({i.resource, i.stats});
   for (const auto& [resource, w] : watches) {
     sync(f.watch_restarts.with({resource, "expired"}), static_cast<double>(w->relists_expired));
     sync(f.watch_restarts.with({resource, "closed"}), static_cast<double>(w->rewatch_clean));
@@ -209,7 +209,7 @@ std::string cache_json(sched::Cache& cache) {
 // for the pod (as the pod informer has it), its namespace's labels and its
 // default spread selector.
 std::string cluster_objects_json(const sched::Scheduler& scheduler, const std::optional<std::string>& pod) {
-  const sched::ClusterInformers& informers = scheduler.cluster_informers();
+  const sched::ClusterInformers& informers = scheduler.informers().cluster();
   json::Writer w;
   w.object().field("synced", informers.synced());
   w.key("counts").object();
@@ -217,7 +217,7 @@ std::string cluster_objects_json(const sched::Scheduler& scheduler, const std::o
   w.end();
   if (pod) {
     w.key("pod").object().field("name", *pod);
-    if (const kube::Pod* p = scheduler.pod_store().find(*pod)) {
+    if (const kube::Pod* p = scheduler.informers().pods().find(*pod)) {
       w.key("namespace_labels").object();
       if (const auto* labels = informers.objects().namespace_labels(p->ns))
         for (const auto& [k, v] : *labels) w.field(k, v);

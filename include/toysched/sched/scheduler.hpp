@@ -4,7 +4,7 @@
 // slots before its POST, so the cycle never waits on the network or on other
 // binds. Upstream's ScheduleOne, split the same way:
 //
-//   watch/nodes ─┐                  (event_handlers.cpp: they only route)
+//   watch/nodes ─┐                  (informers.hpp: they only route)
 //   watch/pods ──┼─► Cache ◄──── assume ──┐
 //                └─► Queue ── pop ─► schedule_one: decide (filter, score)
 //   watch/namespaces, services, … ─► ClusterObjects ──┘ (cluster_objects.hpp)
@@ -35,14 +35,13 @@
 #include "toysched/async/supervisor.hpp"
 #include "toysched/async/wakeup.hpp"
 #include "toysched/kube/api.hpp"
-#include "toysched/kube/reflector.hpp"
 #include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/bind_parallelism.hpp"
 #include "toysched/sched/binder.hpp"
 #include "toysched/sched/cache.hpp"
-#include "toysched/sched/cluster_objects.hpp"
 #include "toysched/sched/events.hpp"
 #include "toysched/sched/explain.hpp"
+#include "toysched/sched/informers.hpp"
 #include "toysched/sched/latency.hpp"
 #include "toysched/sched/nominator.hpp"
 #include "toysched/sched/ordering_gate.hpp"
@@ -113,14 +112,8 @@ class Scheduler {
   void set_observer(SchedulerObserver o) { observer_ = std::move(o); }
   // Each bind won or lost and each unschedulable attempt (nullptr: none).
   void set_outcome_hook(std::function<void(const Outcome&)> f) { outcome_ = std::move(f); }
-  const kube::ReflectorStats& pod_watch_stats() const noexcept { return pods_->stats(); }
-  const kube::ReflectorStats& node_watch_stats() const noexcept { return nodes_->stats(); }
-  // Namespaces, Services, ReplicationControllers, ReplicaSets, StatefulSets,
-  // PersistentVolumeClaims, PersistentVolumes, StorageClasses,
-  // PodDisruptionBudgets.
-  const ClusterInformers& cluster_informers() const noexcept { return *objects_; }
-  // The pod informer's store (/debug/cluster-objects looks pods up in it).
-  const kube::Store<kube::Pod>& pod_store() const noexcept { return pods_->store(); }
+  // The watches, their stores and counters (/debug, /metrics).
+  const Informers& informers() const noexcept { return informers_; }
   // /debug/explain: the pod's (ns/name) last attempt, or nullptr.
   const Explanation* explanation(std::string_view pod) const { return explain_.find(pod); }
   Cache& cache() noexcept { return cache_; }
@@ -133,8 +126,6 @@ class Scheduler {
 
  private:
   friend struct SchedulerTestPeer;  // test/unit/scheduler_test.cpp: one cycle without the loop
-  struct PodEvents;                 // event_handlers.cpp
-  struct NodeEvents;                // event_handlers.cpp
 
   // A profile and where its sampled search starts next.
   struct ActiveProfile {
@@ -145,12 +136,7 @@ class Scheduler {
   // The profile for pods of `scheduler_name`; nullptr when none is ours.
   ActiveProfile* profile_for(std::string_view scheduler_name) noexcept;
   const ActiveProfile* profile_for(std::string_view scheduler_name) const noexcept;
-  bool responsible_for(const kube::Pod& p) const;
   void wake() noexcept { wakeup_.wake(); }
-  // A cluster event that can help: unschedulable pods go back to be tried.
-  void move_unschedulable(const char* event);
-  // Only the unschedulable pods `helps` picks (a coarse queueing hint).
-  void move_unschedulable_if(const char* event, bool (*helps)(const kube::Pod&));
   std::optional<Queue::Item> next_pod(Queue::clock::time_point now);
   Queue::clock::time_point next_wake(Queue::clock::time_point now) const;
   Cluster decision_cluster();
@@ -166,8 +152,6 @@ class Scheduler {
   // it); has the binder carry it out when victims are chosen.
   std::optional<std::string> post_filter(const kube::Pod& pod, const ActiveProfile& prof, const Cluster& cluster,
                                          Decision& d);
-  // The pod (ns/name) as the pod informer last saw it, or nullptr.
-  const kube::Pod* informer_pod(const kube::Pod& p) const;
 
   kube::Api& api_;
   SchedulerOptions opts_;
@@ -182,15 +166,11 @@ class Scheduler {
   SchedulerStats stats_;
   SchedulerObserver observer_;
   std::function<void(const Outcome&)> outcome_;
-  std::unique_ptr<PodEvents> pod_events_;
-  std::unique_ptr<NodeEvents> node_events_;
-  std::unique_ptr<kube::Reflector<kube::Pod>> pods_;
-  std::unique_ptr<kube::Reflector<kube::Node>> nodes_;
-  std::unique_ptr<ClusterInformers> objects_;
   async::Wakeup wakeup_;  // the scheduling loop's sleep: woken by pod/node events and finished binds
   // Pods a preemption nominated to a node, until they are decided on.
   Nominator nominator_;
-  Binder binder_;  // after everything its context refers to
+  Informers informers_;  // after the state its handlers route into
+  Binder binder_;        // after everything its context refers to
   bool loop_started_ = false;
   bool synced_seen_ = false;  // the loop has seen the informers synced (and said so)
 };
