@@ -185,6 +185,8 @@ errc get_obj(od::value& v, StatefulSet& ss) { return get_stateful_set(v, ss); }
 errc get_obj(od::value& v, PersistentVolumeClaim& c) { return get_persistent_volume_claim(v, c); }
 errc get_obj(od::value& v, PersistentVolume& pv) { return get_persistent_volume(v, pv); }
 errc get_obj(od::value& v, StorageClass& sc) { return get_storage_class(v, sc); }
+errc get_obj(od::value& v, CSINode& n) { return get_csi_node(v, n); }
+errc get_obj(od::value& v, VolumeAttachment& va) { return get_volume_attachment(v, va); }
 errc get_obj(od::value& v, PodDisruptionBudget& pdb) { return get_pod_disruption_budget(v, pdb); }
 
 // The tolerant second read of an object the decoder refused: every field on

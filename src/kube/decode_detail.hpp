@@ -245,6 +245,8 @@ errc get_stateful_set(od::value& v, StatefulSet& ss);
 errc get_persistent_volume_claim(od::value& v, PersistentVolumeClaim& c);
 errc get_persistent_volume(od::value& v, PersistentVolume& pv);
 errc get_storage_class(od::value& v, StorageClass& sc);
+errc get_csi_node(od::value& v, CSINode& n);
+errc get_volume_attachment(od::value& v, VolumeAttachment& va);
 errc get_pod_disruption_budget(od::value& v, PodDisruptionBudget& pdb);
 
 }  // namespace toysched::kube::detail

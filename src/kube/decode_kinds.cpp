@@ -85,6 +85,13 @@ errc get_persistent_volume_claim(od::value& v, PersistentVolumeClaim& c) {
 
 errc get_persistent_volume(od::value& v, PersistentVolume& pv) {
   return get_kind(v, pv, true, [&](std::string_view k, od::value& val) {
+    if (k == "csi" && !is_null(val)) {
+      return fields(val, [&](std::string_view ck, od::value& cv) {
+        if (ck == "driver") return get(cv, pv.csi_driver);
+        if (ck == "volumeHandle") return get(cv, pv.csi_volume_handle);
+        return errc::ok;
+      });
+    }
     if (k != "nodeAffinity") return errc::ok;
     return fields(val, [&](std::string_view ak, od::value& av) {
       // A null `required` is an absent one: no constraint.
@@ -100,11 +107,41 @@ errc get_persistent_volume(od::value& v, PersistentVolume& pv) {
 errc get_storage_class(od::value& v, StorageClass& sc) {
   Meta m;
   return get_object(v, sc, m, false, false, [&](std::string_view k, od::value& val) {
+    if (k == "provisioner") return get(val, sc.provisioner);
     if (k != "volumeBindingMode") return errc::ok;
     std::string mode;
     TS_TRY(get(val, mode));
     sc.wait_for_first_consumer = mode == "WaitForFirstConsumer";
     return errc::ok;
+  });
+}
+
+// spec.drivers[]: name and allocatable.count (null or absent: no limit).
+errc get_csi_node(od::value& v, CSINode& n) {
+  return get_kind(v, n, false, [&](std::string_view k, od::value& val) {
+    if (k != "drivers") return errc::ok;
+    return elements(val, [&](od::value& d) {
+      CSINode::Driver& driver = n.drivers.emplace_back();
+      return fields(d, [&](std::string_view dk, od::value& dv) {
+        if (dk == "name") return get(dv, driver.name);
+        if (dk != "allocatable" || is_null(dv)) return errc::ok;
+        return fields(
+            dv, [&](std::string_view ak, od::value& av) { return ak == "count" ? get(av, driver.count) : errc::ok; });
+      });
+    });
+  });
+}
+
+// spec.attacher, spec.nodeName and spec.source.persistentVolumeName (an
+// inline volume spec, CSI migration's, is not kept).
+errc get_volume_attachment(od::value& v, VolumeAttachment& va) {
+  return get_kind(v, va, false, [&](std::string_view k, od::value& val) {
+    if (k == "attacher") return get(val, va.attacher);
+    if (k == "nodeName") return get(val, va.node_name);
+    if (k != "source") return errc::ok;
+    return fields(val, [&](std::string_view sk, od::value& sv) {
+      return sk == "persistentVolumeName" ? get(sv, va.persistent_volume_name) : errc::ok;
+    });
   });
 }
 

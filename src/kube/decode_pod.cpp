@@ -88,10 +88,14 @@ errc get_inline_disk(od::value& v, InlineDisk::Kind kind, Pod& p) {
 
 // Volumes that constrain where a pod goes: a claim (the volume plugins look
 // it up), an in-tree disk (VolumeRestrictions), an ephemeral volume
-// (refused). Other kinds (emptyDir, configMap, projected, hostPath ...)
-// constrain nothing.
+// (refused to a pending pod; counted by NodeVolumeLimits on a placed one).
+// Other kinds (emptyDir, configMap, projected, hostPath ...) constrain
+// nothing.
 errc get_volume(od::value& v, Pod& p) {
-  return fields(v, [&](std::string_view k, od::value& val) {
+  std::string name;
+  bool ephemeral = false;
+  TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "name") return get(val, name);
     if (is_null(val)) return errc::ok;
     if (k == "persistentVolumeClaim") {
       return fields(val, [&](std::string_view k2, od::value& v2) {
@@ -102,9 +106,11 @@ errc get_volume(od::value& v, Pod& p) {
     if (k == "awsElasticBlockStore") return get_inline_disk(val, InlineDisk::Kind::aws_ebs, p);
     if (k == "iscsi") return get_inline_disk(val, InlineDisk::Kind::iscsi, p);
     if (k == "rbd") return get_inline_disk(val, InlineDisk::Kind::rbd, p);
-    if (k == "ephemeral") p.unsupported.ephemeral_volume = true;
+    if (k == "ephemeral") ephemeral = p.unsupported.ephemeral_volume = true;
     return errc::ok;
-  });
+  }));
+  if (ephemeral) p.ephemeral_volumes.push_back(std::move(name));
+  return errc::ok;
 }
 
 errc get_toleration(od::value& v, Toleration& t) {

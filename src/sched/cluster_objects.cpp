@@ -96,6 +96,17 @@ bool by_ns_name(const kube::PodDisruptionBudget* a, const kube::PodDisruptionBud
   return std::tie(a->ns, a->name) < std::tie(b->ns, b->name);
 }
 
+// upstream's isSchedulableAfterCSINodeUpdated: some driver's limit went up
+// (a driver new to the node, or one that had no count, counts from 0).
+bool limit_raised(const kube::CSINode& old, const kube::CSINode& now) {
+  return std::any_of(now.drivers.begin(), now.drivers.end(), [&](const kube::CSINode::Driver& d) {
+    std::int64_t before = 0;
+    for (const auto& o : old.drivers)
+      if (o.name == d.name) before = o.count.value_or(0);
+    return d.count.value_or(0) > before;
+  });
+}
+
 const char* op_text(kube::SelectorOp op) {
   switch (op) {
     case kube::SelectorOp::in:
@@ -127,6 +138,12 @@ const kube::PersistentVolume* ClusterObjectIndex::volume(std::string_view name) 
 }
 const kube::StorageClass* ClusterObjectIndex::storage_class(std::string_view name) const {
   return find_in(classes_, name);
+}
+
+const kube::CSINode* ClusterObjectIndex::csi_node(std::string_view node) const { return find_in(csi_nodes_, node); }
+std::span<const kube::VolumeAttachment> ClusterObjectIndex::attachments(std::string_view node) const {
+  const auto* on_node = find_in(attachments_, node);
+  return on_node ? std::span<const kube::VolumeAttachment>(*on_node) : std::span<const kube::VolumeAttachment>();
 }
 
 kube::LabelSelector ClusterObjectIndex::default_selector(const kube::Pod& pod) const {
@@ -179,6 +196,25 @@ void ClusterObjectIndex::put(const kube::StorageClass& sc, const kube::StorageCl
   classes_.insert_or_assign(sc.name, sc);
   if (changed_) changed_(old ? "StorageClassUpdate" : "StorageClassAdd");
 }
+void ClusterObjectIndex::put(const kube::CSINode& n, const kube::CSINode* old) {
+  csi_nodes_.insert_or_assign(n.name, n);
+  if (!changed_) return;
+  if (!old) {
+    changed_("CSINodeAdd");
+  } else if (limit_raised(*old, n)) {
+    changed_("CSINodeUpdate");
+  }
+}
+void ClusterObjectIndex::put(const kube::VolumeAttachment& va, const kube::VolumeAttachment* old) {
+  if (old && old->node_name != va.node_name) erase(*old);  // spec.nodeName is immutable; be safe
+  auto& on_node = attachments_[va.node_name];
+  auto it = std::find_if(on_node.begin(), on_node.end(), [&](const auto& a) { return a.name == va.name; });
+  if (it == on_node.end()) {
+    on_node.push_back(va);
+  } else {
+    *it = va;
+  }
+}
 void ClusterObjectIndex::put(const kube::PodDisruptionBudget& pdb, const kube::PodDisruptionBudget*) {
   auto [it, added] = pdbs_[pdb.ns].insert_or_assign(pdb.name, pdb);
   if (!added) return;  // assigned in place: the list's pointer still holds
@@ -193,6 +229,14 @@ void ClusterObjectIndex::erase(const kube::StatefulSet& ss) { erase_from(sss_, s
 void ClusterObjectIndex::erase(const kube::PersistentVolumeClaim& c) { erase_from(claims_, c.ns, c.name); }
 void ClusterObjectIndex::erase(const kube::PersistentVolume& pv) { volumes_.erase(pv.name); }
 void ClusterObjectIndex::erase(const kube::StorageClass& sc) { classes_.erase(sc.name); }
+void ClusterObjectIndex::erase(const kube::CSINode& n) { csi_nodes_.erase(n.name); }
+void ClusterObjectIndex::erase(const kube::VolumeAttachment& va) {
+  auto on_node = attachments_.find(va.node_name);
+  if (on_node == attachments_.end()) return;
+  std::erase_if(on_node->second, [&](const auto& a) { return a.name == va.name; });
+  if (on_node->second.empty()) attachments_.erase(on_node);
+  if (changed_) changed_("VolumeAttachmentDelete");
+}
 void ClusterObjectIndex::erase(const kube::PodDisruptionBudget& pdb) {
   const auto* known = lookup(pdbs_, pdb.ns, pdb.name);
   if (!known) return;
@@ -232,6 +276,16 @@ std::size_t ClusterObjectIndex::count<kube::PersistentVolume>() const {
 template <>
 std::size_t ClusterObjectIndex::count<kube::StorageClass>() const {
   return classes_.size();
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::CSINode>() const {
+  return csi_nodes_.size();
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::VolumeAttachment>() const {
+  std::size_t n = 0;
+  for (const auto& [node, on_node] : attachments_) n += on_node.size();
+  return n;
 }
 template <>
 std::size_t ClusterObjectIndex::count<kube::PodDisruptionBudget>() const {

@@ -44,7 +44,8 @@ def main():
     check("first plugin of the tree's registry", contenders.TOY_PLUGINS[0], ("SchedulingGates", 0))
     check("NodeResourcesFit's weight", tree.get("NodeResourcesFit"), 1)
     check("TaintToleration's weight", tree.get("TaintToleration"), 3)
-    for refused in ("NodeVolumeLimits", "DynamicResources", "GangScheduling"):
+    check("NodeVolumeLimits in the matched profile", "NodeVolumeLimits" in tree, True)
+    for refused in ("DynamicResources", "GangScheduling"):
         check(f"{refused} in the matched profile", refused in tree, False)
 
     for f in failures:

@@ -396,3 +396,54 @@ TEST_CASE("cluster objects: a ClusterObjects that keeps no budgets lists none") 
   } none;
   CHECK(none.pdbs().empty());
 }
+
+TEST_CASE("cluster objects: CSINodes and VolumeAttachments, and the changes that move pods") {
+  std::vector<std::string> events;
+  sched::ClusterObjectIndex ix([&](const char* e) { events.emplace_back(e); });
+  const sched::ClusterObjects& objects = ix;
+  const auto csi_node = [](std::optional<std::int64_t> ebs, std::optional<std::int64_t> gce) {
+    kube::CSINode n;
+    n.name = "n1";
+    n.drivers = {{"ebs.csi.aws.com", ebs}, {"pd.csi.storage.gke.io", gce}};
+    return n;
+  };
+  CHECK(objects.csi_node("n1") == nullptr);
+  ix.handler<kube::CSINode>().on_add(csi_node(2, std::nullopt));
+  REQUIRE(objects.csi_node("n1") != nullptr);
+  CHECK(objects.csi_node("n1")->drivers.size() == 2);
+  CHECK(events == std::vector<std::string>{"CSINodeAdd"});
+  // upstream's isSchedulableAfterCSINodeUpdated: only a raised limit helps
+  // (no count counts as 0).
+  events.clear();
+  ix.handler<kube::CSINode>().on_update(csi_node(2, std::nullopt), csi_node(1, std::nullopt));
+  CHECK(events.empty());
+  ix.handler<kube::CSINode>().on_update(csi_node(1, std::nullopt), csi_node(1, 0));
+  CHECK(events.empty());
+  ix.handler<kube::CSINode>().on_update(csi_node(1, 0), csi_node(1, 3));
+  CHECK(events == std::vector<std::string>{"CSINodeUpdate"});
+
+  const auto va = [](std::string name, std::string node) {
+    kube::VolumeAttachment a;
+    a.name = std::move(name);
+    a.node_name = std::move(node);
+    a.attacher = "ebs.csi.aws.com";
+    a.persistent_volume_name = "pv-" + a.name;
+    return a;
+  };
+  events.clear();
+  ix.handler<kube::VolumeAttachment>().on_add(va("a", "n1"));
+  ix.handler<kube::VolumeAttachment>().on_add(va("b", "n1"));
+  ix.handler<kube::VolumeAttachment>().on_add(va("c", "n2"));
+  ix.handler<kube::VolumeAttachment>().on_update(va("b", "n1"), va("b", "n1"));
+  CHECK(events.empty());  // an attachment added never lets a pod in
+  CHECK(objects.attachments("n1").size() == 2);
+  CHECK(objects.attachments("n2").size() == 1);
+  CHECK(objects.attachments("n3").empty());
+  CHECK(ix.count<kube::VolumeAttachment>() == 3);
+  ix.handler<kube::VolumeAttachment>().on_delete(va("a", "n1"));
+  CHECK(events == std::vector<std::string>{"VolumeAttachmentDelete"});
+  REQUIRE(objects.attachments("n1").size() == 1);
+  CHECK(objects.attachments("n1")[0].name == "b");
+  ix.handler<kube::CSINode>().on_delete(csi_node(1, 3));
+  CHECK(objects.csi_node("n1") == nullptr);
+}

@@ -1,7 +1,7 @@
 // Decoding the kinds read only for the plugins and preemption: Namespaces,
 // Services, ReplicationControllers, ReplicaSets, StatefulSets,
-// PersistentVolumeClaims, PersistentVolumes, StorageClasses,
-// PodDisruptionBudgets, as lists and as watch events. JSON in the shape the
+// PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes,
+// VolumeAttachments, PodDisruptionBudgets, as lists and as watch events. JSON in the shape the
 // API server writes (abridged: the decoder skips what it does not read, and
 // tests elsewhere cover skipping).
 #include "toysched/kube/decode.hpp"
@@ -309,6 +309,7 @@ TEST_CASE("decode: PersistentVolumes keep their node affinity and labels") {
   REQUIRE(plain.has_value());
   CHECK_FALSE(plain->object.has_node_affinity);
   CHECK(plain->object.node_affinity.empty());
+  CHECK(plain->object.csi_driver.empty());  // not a CSI volume
   // Labels are kept: VolumeZone reads the zone and region ones.
   CHECK(plain->object.labels == StringPairs{{"topology.kubernetes.io/zone", "z1__z2"}});
   // nodeAffinity without `required`, or with a null one: no constraint.
@@ -341,6 +342,7 @@ TEST_CASE("decode: StorageClasses, WaitForFirstConsumer or Immediate") {
   CHECK(l->items[0].wait_for_first_consumer);
   CHECK(l->items[1].name == "standard");
   CHECK_FALSE(l->items[1].wait_for_first_consumer);
+  CHECK(l->items[1].provisioner == "rancher.io/local-path");  // NodeVolumeLimits: an unbound claim's driver
 
   auto ev = d.event<StorageClass>(event("DELETED", wffc));
   REQUIRE(ev.has_value());
@@ -456,4 +458,59 @@ TEST_CASE("decode: a malformed PodDisruptionBudget is refused, not the list or t
   }
   // Broken JSON is the event's own failure.
   CHECK_FALSE(d.event<PodDisruptionBudget>(R"({"type":"ADDED","object":{"metadata":{"name":"b")").has_value());
+}
+
+TEST_CASE("decode: a PersistentVolume's CSI driver and handle") {
+  Decoder d;
+  auto ev = d.event<PersistentVolume>(
+      event("ADDED", R"({"metadata":{"name":"pv-ebs","uid":"u","resourceVersion":"42"},)"
+                     R"("spec":{"capacity":{"storage":"5Gi"},"csi":{"driver":"ebs.csi.aws.com",)"
+                     R"("volumeHandle":"vol-0abc","fsType":"ext4","volumeAttributes":{"a":"b"}}}})"));
+  REQUIRE(ev.has_value());
+  CHECK(ev->object.csi_driver == "ebs.csi.aws.com");
+  CHECK(ev->object.csi_volume_handle == "vol-0abc");
+  auto null_csi = d.event<PersistentVolume>(event("ADDED", R"({"metadata":{"name":"pv"},"spec":{"csi":null}})"));
+  REQUIRE(null_csi.has_value());
+  CHECK(null_csi->object.csi_driver.empty());
+}
+
+TEST_CASE("decode: CSINodes keep each driver's attach limit") {
+  Decoder d;
+  const std::string n1 = R"({"kind":"CSINode","apiVersion":"storage.k8s.io/v1",)" + meta("n1", "", "60") +
+                         R"(,"spec":{"drivers":[{"name":"ebs.csi.aws.com","nodeID":"i-1",)"
+                         R"("topologyKeys":["topology.ebs.csi.aws.com/zone"],"allocatable":{"count":25}},)"
+                         R"({"name":"efs.csi.aws.com","nodeID":"i-1","topologyKeys":null},)"
+                         R"({"name":"x.csi","nodeID":"i-1","allocatable":{"count":null}}]}})";
+  auto l = d.list<CSINode>(list("CSINodeList", n1));
+  REQUIRE(l.has_value());
+  REQUIRE(l->items.size() == 1);
+  const CSINode& n = l->items[0];
+  CHECK(n.name == "n1");
+  CHECK(n.resource_version == "60");
+  REQUIRE(n.drivers.size() == 3);
+  CHECK(n.drivers[0] == CSINode::Driver{"ebs.csi.aws.com", 25});
+  CHECK(n.drivers[1] == CSINode::Driver{"efs.csi.aws.com", std::nullopt});  // no allocatable: no limit
+  CHECK(n.drivers[2] == CSINode::Driver{"x.csi", std::nullopt});            // a null count: no limit
+  auto bad = d.event<CSINode>(event("ADDED", R"({"metadata":{"name":"n2"},"spec":{"drivers":[{"name":1}]}})"));
+  REQUIRE(bad.has_value());
+  CHECK(bad->undecodable.has_value());
+}
+
+TEST_CASE("decode: VolumeAttachments keep their attacher, node and volume") {
+  Decoder d;
+  const std::string va = R"({"kind":"VolumeAttachment","apiVersion":"storage.k8s.io/v1",)" + meta("csi-123", "", "70") +
+                         R"(,"spec":{"attacher":"ebs.csi.aws.com","nodeName":"n1",)"
+                         R"("source":{"persistentVolumeName":"pv-ebs"}},"status":{"attached":true}})";
+  auto ev = d.event<VolumeAttachment>(event("MODIFIED", va));
+  REQUIRE(ev.has_value());
+  CHECK(ev->object.name == "csi-123");
+  CHECK(ev->object.attacher == "ebs.csi.aws.com");
+  CHECK(ev->object.node_name == "n1");
+  CHECK(ev->object.persistent_volume_name == "pv-ebs");
+  // CSI migration's inline volume spec: no volume name.
+  auto inline_spec = d.event<VolumeAttachment>(
+      event("ADDED", R"({"metadata":{"name":"csi-9"},"spec":{"attacher":"a","nodeName":"n1",)"
+                     R"("source":{"inlineVolumeSpec":{"csi":{"driver":"a","volumeHandle":"h"}}}}})"));
+  REQUIRE(inline_spec.has_value());
+  CHECK(inline_spec->object.persistent_volume_name.empty());
 }

@@ -105,6 +105,17 @@ TEST_CASE("decode: a pod's claims, by name in volume order") {
                        R"({"name":"t","emptyDir":{}},{"name":"l","persistentVolumeClaim":{"claimName":"logs"}}])")));
   REQUIRE(p.has_value());
   CHECK(p->claims == std::vector<std::string>{"data", "logs"});
+  CHECK(p->ephemeral_volumes.empty());
+}
+
+TEST_CASE("decode: a pod's ephemeral volumes, by name, whichever field comes first") {
+  const auto p = decode_pod(pod_json(
+      spec_of(ctr("a", ""), "",
+              R"("volumes":[{"name":"scratch","ephemeral":{"volumeClaimTemplate":{"spec":{}}}},)"
+              R"({"ephemeral":{"volumeClaimTemplate":{"spec":{}}},"name":"cache"},{"name":"t","emptyDir":{}}])")));
+  REQUIRE(p.has_value());
+  CHECK(p->ephemeral_volumes == std::vector<std::string>{"scratch", "cache"});
+  CHECK(p->unsupported.ephemeral_volume);
 }
 
 TEST_CASE("decode: a pod's in-tree disks, for VolumeRestrictions") {

@@ -1,10 +1,12 @@
 // The storage objects a volume plugin's test sets up (claims, volumes,
-// classes), looked up as ClusterObjectIndex looks them up.
+// classes, CSINodes, VolumeAttachments), looked up as ClusterObjectIndex
+// looks them up.
 #pragma once
 
 #include "toysched/sched/framework.hpp"
 
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +18,8 @@ class Storage final : public sched::ClusterObjects {
   std::map<std::string, kube::PersistentVolumeClaim, std::less<>> claims;  // "ns/name"
   std::map<std::string, kube::PersistentVolume, std::less<>> volumes;
   std::map<std::string, kube::StorageClass, std::less<>> classes;
+  std::map<std::string, kube::CSINode, std::less<>> csi_nodes;
+  std::map<std::string, std::vector<kube::VolumeAttachment>, std::less<>> attachments_by_node;
 
   const kube::StringPairs* namespace_labels(std::string_view) const override { return nullptr; }
   kube::LabelSelector default_selector(const kube::Pod&) const override { return {}; }
@@ -30,6 +34,15 @@ class Storage final : public sched::ClusterObjects {
   const kube::StorageClass* storage_class(std::string_view name) const override {
     auto it = classes.find(name);
     return it == classes.end() ? nullptr : &it->second;
+  }
+
+  const kube::CSINode* csi_node(std::string_view node) const override {
+    auto it = csi_nodes.find(node);
+    return it == csi_nodes.end() ? nullptr : &it->second;
+  }
+  std::span<const kube::VolumeAttachment> attachments(std::string_view node) const override {
+    auto it = attachments_by_node.find(node);
+    return it == attachments_by_node.end() ? std::span<const kube::VolumeAttachment>() : it->second;
   }
 
   // A claim in "default", bound (annotated bind-completed) when `volume` is set.

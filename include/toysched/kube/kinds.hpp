@@ -35,6 +35,8 @@ namespace toysched::kube {
   KIND(PersistentVolumeClaim, persistentvolumeclaims, "/api/v1", namespaced)                  \
   KIND(PersistentVolume, persistentvolumes, "/api/v1", cluster)                               \
   KIND(StorageClass, storageclasses, "/apis/storage.k8s.io/v1", cluster)                      \
+  KIND(CSINode, csinodes, "/apis/storage.k8s.io/v1", cluster)                                 \
+  KIND(VolumeAttachment, volumeattachments, "/apis/storage.k8s.io/v1", cluster)               \
   KIND(PodDisruptionBudget, poddisruptionbudgets, "/apis/policy/v1", namespaced)
 // clang-format on
 

@@ -301,6 +301,10 @@ struct Pod {
   // The in-tree disks among spec.volumes, in volume order; empty (no
   // allocation) on almost every pod.
   std::vector<InlineDisk> disks;
+  // The names of spec.volumes[].ephemeral: the ephemeral-volume controller
+  // makes claim "<pod name>-<volume name>" for each (NodeVolumeLimits
+  // counts a placed pod's).
+  std::vector<std::string> ephemeral_volumes;
   std::optional<TimePoint> creation_timestamp;
   // What InterPodAffinity, PodTopologySpread and ImageLocality read. Each is
   // an empty vector (no allocation) on a pod without it.
@@ -367,10 +371,34 @@ struct PersistentVolume {
   StringPairs labels;                           // VolumeZone reads the zone and region labels
   std::vector<NodeSelectorTerm> node_affinity;  // spec.nodeAffinity.required.nodeSelectorTerms (ORed); empty: none
   bool has_node_affinity = false;               // spec.nodeAffinity.required present (even with zero terms)
+  // spec.csi.driver and spec.csi.volumeHandle; empty for other sources.
+  std::string csi_driver, csi_volume_handle;
 };
 struct StorageClass {
   std::string name, uid, resource_version;
   bool wait_for_first_consumer = false;  // volumeBindingMode == "WaitForFirstConsumer"
+  std::string provisioner;
+};
+// storage.k8s.io/v1 CSINode, for NodeVolumeLimits: the CSI drivers a node's
+// kubelet registered, each with how many of its volumes the node can have
+// attached (spec.drivers[].allocatable.count; nullopt: no limit).
+struct CSINode {
+  std::string name, uid, resource_version;  // name: the node's
+  struct Driver {
+    std::string name;
+    std::optional<std::int64_t> count;
+    friend bool operator==(const Driver&, const Driver&) = default;
+  };
+  std::vector<Driver> drivers;
+};
+// storage.k8s.io/v1 VolumeAttachment: a volume attached, or being attached
+// or detached, to a node. It counts against the node's limit even when no
+// pod there uses it any more.
+struct VolumeAttachment {
+  std::string name, uid, resource_version;
+  std::string attacher;                // spec.attacher: the CSI driver
+  std::string node_name;               // spec.nodeName
+  std::string persistent_volume_name;  // spec.source.persistentVolumeName; "" when absent
 };
 
 // policy/v1 PodDisruptionBudget, for preemption: which victims' evictions
@@ -468,6 +496,8 @@ using StatefulSetList = List<StatefulSet>;
 using PersistentVolumeClaimList = List<PersistentVolumeClaim>;
 using PersistentVolumeList = List<PersistentVolume>;
 using StorageClassList = List<StorageClass>;
+using CSINodeList = List<CSINode>;
+using VolumeAttachmentList = List<VolumeAttachment>;
 using PodDisruptionBudgetList = List<PodDisruptionBudget>;
 
 enum class EventType : std::uint8_t { added, modified, deleted, bookmark, error };

@@ -9,7 +9,9 @@
 //   watch/statefulsets ────────────┼─► ClusterObjectIndex ──► Cluster::objects
 //   watch/persistentvolumeclaims ──┤      the selectors by name; the claims,
 //   watch/persistentvolumes ───────┤      volumes and classes themselves;
-//   watch/storageclasses ──────────┤      the PDBs, sorted, for preemption)
+//   watch/storageclasses ──────────┤      the PDBs, sorted, for preemption;
+//   watch/csinodes ────────────────┤      CSINodes by node, VolumeAttachments
+//   watch/volumeattachments ───────┤      by the node they name)
 //   watch/poddisruptionbudgets ────┘
 //
 // The index keeps its own copy of what it needs, keyed so that a lookup by
@@ -43,9 +45,9 @@ namespace toysched::sched {
 // kube/kinds.hpp, its type here, and those three.
 template <class... T>
 struct KindList {};
-using ClusterKinds =
-    KindList<kube::Namespace, kube::Service, kube::ReplicationController, kube::ReplicaSet, kube::StatefulSet,
-             kube::PersistentVolumeClaim, kube::PersistentVolume, kube::StorageClass, kube::PodDisruptionBudget>;
+using ClusterKinds = KindList<kube::Namespace, kube::Service, kube::ReplicationController, kube::ReplicaSet,
+                              kube::StatefulSet, kube::PersistentVolumeClaim, kube::PersistentVolume,
+                              kube::StorageClass, kube::CSINode, kube::VolumeAttachment, kube::PodDisruptionBudget>;
 
 // A std::string-keyed map looked up by string_view (C++20 heterogeneous lookup).
 struct StringViewHash {
@@ -67,7 +69,9 @@ class ClusterObjectIndex final : public ClusterObjects {
   // PodDisruptionBudget moves no pod either: it only orders preemption's
   // candidates and victims (a node whose victims break fewer budgets
   // first), it never makes a pod unschedulable or preemption impossible,
-  // and upstream registers no event for it.
+  // and upstream registers no event for it. A CSINode added, or updated
+  // with a higher limit for a driver, and a VolumeAttachment deleted may
+  // let in a pod NodeVolumeLimits rejected (upstream's hints for it).
   // `listed`: each informer's list applied (the scheduler checks whether
   // all have synced).
   explicit ClusterObjectIndex(std::function<void(const char* event)> changed = {}, std::function<void()> listed = {});
@@ -84,6 +88,8 @@ class ClusterObjectIndex final : public ClusterObjects {
   const kube::PersistentVolumeClaim* claim(std::string_view ns, std::string_view name) const override;
   const kube::PersistentVolume* volume(std::string_view name) const override;
   const kube::StorageClass* storage_class(std::string_view name) const override;
+  const kube::CSINode* csi_node(std::string_view node) const override;
+  std::span<const kube::VolumeAttachment> attachments(std::string_view node) const override;
   std::span<const kube::PodDisruptionBudget* const> pdbs() const override { return pdb_list_; }
 
   // The handler the informer of kind T feeds (a unit test may feed it by hand).
@@ -119,6 +125,8 @@ class ClusterObjectIndex final : public ClusterObjects {
   void put(const kube::PersistentVolumeClaim& c, const kube::PersistentVolumeClaim* old);
   void put(const kube::PersistentVolume& pv, const kube::PersistentVolume* old);
   void put(const kube::StorageClass& sc, const kube::StorageClass* old);
+  void put(const kube::CSINode& n, const kube::CSINode* old);
+  void put(const kube::VolumeAttachment& va, const kube::VolumeAttachment* old);
   void put(const kube::PodDisruptionBudget& pdb, const kube::PodDisruptionBudget*);
   void erase(const kube::Namespace& n);
   void erase(const kube::Service& s);
@@ -128,6 +136,8 @@ class ClusterObjectIndex final : public ClusterObjects {
   void erase(const kube::PersistentVolumeClaim& c);
   void erase(const kube::PersistentVolume& pv);
   void erase(const kube::StorageClass& sc);
+  void erase(const kube::CSINode& n);
+  void erase(const kube::VolumeAttachment& va);
   void erase(const kube::PodDisruptionBudget& pdb);
 
   std::function<void(const char*)> changed_;
@@ -138,6 +148,9 @@ class ClusterObjectIndex final : public ClusterObjects {
   ByNamespace<kube::PersistentVolumeClaim> claims_;
   StringMap<kube::PersistentVolume> volumes_;
   StringMap<kube::StorageClass> classes_;
+  StringMap<kube::CSINode> csi_nodes_;
+  // node name → the attachments naming it: a few per node, found by name.
+  StringMap<std::vector<kube::VolumeAttachment>> attachments_;
   // The budgets, and pointers to them sorted by (namespace, name) for
   // pdbs(). A map node never moves and an update assigns in place, so
   // only an add or a delete touches the list.

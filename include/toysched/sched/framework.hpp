@@ -129,6 +129,10 @@ class ClusterObjects {
   }
   virtual const kube::PersistentVolume* volume(std::string_view /*name*/) const { return nullptr; }
   virtual const kube::StorageClass* storage_class(std::string_view /*name*/) const { return nullptr; }
+  // NodeVolumeLimits: the node's CSINode (nullptr: none), and the
+  // VolumeAttachments naming the node (in no order).
+  virtual const kube::CSINode* csi_node(std::string_view /*node*/) const { return nullptr; }
+  virtual std::span<const kube::VolumeAttachment> attachments(std::string_view /*node*/) const { return {}; }
   // Every PodDisruptionBudget, for preemption (upstream lists them all and
   // matches each victim against those of its namespace). Sorted by
   // namespace, then name: one namespace's budgets are adjacent and the

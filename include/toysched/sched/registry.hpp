@@ -86,7 +86,7 @@ inline constexpr std::uint32_t kFilterPair = kPreFilter | kFilter, kScorePair = 
   PLUGIN(node_ports, NodePorts, kFilterPair, 0, in_default)                                                    \
   PLUGIN(node_resources_fit, NodeResourcesFit, kFilterPair | kScorePair | kPlacementScore, 1, in_default)      \
   PLUGIN(volume_restrictions, VolumeRestrictions, kFilterPair, 0, in_default)                                  \
-  REFUSED(NodeVolumeLimits, kFilterPair, 0, in_default)                                                        \
+  PLUGIN(node_volume_limits, NodeVolumeLimits, kFilterPair, 0, in_default)                                     \
   PLUGIN(volume_binding, VolumeBinding, kFilterPair | kReserve | kPreBind | kScorePair, 0, in_default)         \
   PLUGIN(volume_zone, VolumeZone, kFilterPair, 0, in_default)                                                  \
   PLUGIN(pod_topology_spread, PodTopologySpread, kFilterPair | kScorePair, 2, in_default)                      \
@@ -134,6 +134,7 @@ inline constexpr std::uint32_t kFilterPair = kPreFilter | kFilter, kScorePair = 
   REASON(volume_node_affinity, "node(s) didn't match PersistentVolume's node affinity")                         \
   REASON(volume_missing, "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)")           \
   REASON(volume_zone_conflict, "node(s) had no available volume zone")                                          \
+  REASON(max_volume_count, "node(s) exceed max volume count")                                                   \
   REASON(node_declared_features, "node(s) didn't match Pod's required features")
 // clang-format on
 

@@ -144,7 +144,7 @@ selfsubjectrulesreviews.authorization.k8s.io [] [] [create]
 [/version/] [] [get]
 [/version] [] [get]"
 # toy-scheduler's own, everywhere (ClusterRole): src/kube/reflector.cpp (list,
-# watch; src/sched/cluster_objects.cpp for the nine kinds the plugins and
+# watch; src/sched/cluster_objects.cpp for the eleven kinds the plugins and
 # preemption look up), src/sched/binder.cpp (pods/binding),
 # src/sched/preemption_executor.cpp (pods: delete), src/sched/events.cpp
 # (pods/status, events), src/serve/auth.cpp (the secure port's reviews).
@@ -160,6 +160,8 @@ statefulsets.apps [] [] [list watch]
 persistentvolumeclaims [] [] [list watch]
 persistentvolumes [] [] [list watch]
 storageclasses.storage.k8s.io [] [] [list watch]
+csinodes.storage.k8s.io [] [] [list watch]
+volumeattachments.storage.k8s.io [] [] [list watch]
 poddisruptionbudgets.policy [] [] [list watch]
 events [] [] [create patch]
 events.events.k8s.io [] [] [create patch]

@@ -27,53 +27,13 @@ metadata: {name: urgent-$NS}
 value: 1000
 YAML
 
-# bound_claim NAMESPACE NAME ACCESS [ZONE-LABEL]: a hostPath volume of access
-# mode ACCESS (labelled topology.kubernetes.io/zone=ZONE-LABEL if given) and
-# a claim pre-bound to it, which the lab's binder then binds.
+source "$(dirname "$0")/side_by_side.sh"
+# bound_claim NAMESPACE NAME ACCESS [ZONE-LABEL]: a hostPath volume (labelled
+# topology.kubernetes.io/zone=ZONE-LABEL if given) and its claim.
 bound_claim() {
-  local pv=pv-$2-$1 labels=""
-  [ -z "${4:-}" ] || labels="topology.kubernetes.io/zone: $4"
-  on_exit k delete pv "$pv" --wait=false '>/dev/null 2>&1'
-  k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: $pv, labels: {$labels}}
-spec:
-  capacity: {storage: 1Gi}
-  accessModes: [$3]
-  hostPath: {path: /tmp/$pv}
-  storageClassName: ""
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: $2, namespace: $1}
-spec:
-  accessModes: [$3]
-  storageClassName: ""
-  volumeName: $pv
-  resources: {requests: {storage: 1Gi}}
-YAML
-  wait_until 30 "claim $1/$2 bound" \
-    '[ "$(k -n '"$1"' get pvc '"$2"' -o jsonpath={.metadata.annotations.pv\\.kubernetes\\.io/bind-completed})" = yes ]'
+  prebound_claim "$1" "$2" "$3" "hostPath: {path: /tmp/pv-$2-$1}" "${4:+topology.kubernetes.io/zone: $4}"
 }
-# user NAMESPACE SCHEDULER POD CLAIM [PRIORITY-CLASS]: a pod mounting CLAIM.
-user() {
-  k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: $3, namespace: $1}
-spec:
-  schedulerName: $2
-  ${5:+priorityClassName: $5-$NS}
-  volumes: [{name: data, persistentVolumeClaim: {claimName: $4}}]
-  containers: [{name: c, image: registry.k8s.io/pause:3.9}]
-YAML
-}
-node_in() { k -n "$1" get pod "$2" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
-message_in() { k -n "$1" get pod "$2" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
-# kube-scheduler's message, less the PostFilter text of DynamicResources,
-# which toy-scheduler does not run (it refuses pods with resource claims).
-kube_message() { local m; m=$(message_in "$KUBE_NS" "$1"); echo "${m/no new claims to deallocate, /}"; }
+user() { claim_user "$@"; }
 # both SCENARIO-FUNCTION: run it in NS for toy-scheduler, in KUBE_NS for kube-scheduler.
 both() { "$1" "$NS" toy-scheduler; "$1" "$KUBE_NS" default-scheduler; }
 

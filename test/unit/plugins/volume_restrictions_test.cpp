@@ -6,6 +6,7 @@
 #include "../builders.hpp"
 #include "../profile_fixtures.hpp"
 #include "../storage_fixture.hpp"
+#include "filter_verdict.hpp"
 #include "toysched/kube/decode.hpp"
 #include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/explain.hpp"
@@ -56,33 +57,8 @@ NodeInfo node_with(const std::vector<kube::Pod>& pods) {
   return ni;
 }
 
-// PreFilter, then (unless it skipped or rejected) Filter on `ni`:
-// "skip", "pass", the PreFilter's rejection, or the Filter's reason with
-// its code.
-struct Verdict {
-  std::unique_ptr<sched::Plugin> plugin = sched::registry_entry(PluginId::volume_restrictions).make({});
-  std::string pre_filter(const kube::Pod& pod, const sched::Cluster& cluster) {
-    const PreFilterResult r = plugin->pre_filter(pod, cluster);
-    if (r.kind == PreFilterResult::Kind::skip) return "skip";
-    if (r.kind == PreFilterResult::Kind::reject) return "prefilter: " + std::string(r.message);
-    return "run";
-  }
-  std::string filter(const kube::Pod& pod, const NodeInfo& ni) {
-    sched::Plugin* const list[] = {plugin.get()};
-    const sched::FilterStatus s = sched::filter_one(list, pod, ni);
-    if (s.ok()) return "pass";
-    const auto reasons = s.reason_strings(pod);
-    return std::string(sched::code_name(s.code)) + ": " + (reasons.empty() ? "" : reasons.front());
-  }
-};
-
 std::string verdict(const kube::Pod& pod, const NodeInfo& ni, const Storage* storage = nullptr) {
-  Verdict v;
-  const NodeInfo* one[] = {&ni};
-  sched::Cluster cluster{std::span<const NodeInfo* const>(one)};
-  cluster.objects = storage;
-  const std::string pre = v.pre_filter(pod, cluster);
-  return pre == "run" ? v.filter(pod, ni) : pre;
+  return test::filter_verdict(PluginId::volume_restrictions, pod, ni, storage);
 }
 
 // upstream's Test{GCE,AWS,RBD,ISCSI}DiskConflicts: the same four cases
@@ -184,7 +160,7 @@ TEST_CASE("ReadWriteOncePod: in use anywhere in the cluster, in the pod's namesp
   const NodeInfo* both[] = {&with_user, &empty};
   sched::Cluster cluster{std::span<const NodeInfo* const>(both)};
   cluster.objects = &s;
-  Verdict v;
+  test::FilterVerdict v(PluginId::volume_restrictions);
   REQUIRE(v.pre_filter(probe, cluster) == "run");
   // Every node is rejected, the user's and the empty one alike.
   CHECK(v.filter(probe, empty) == std::string("Unschedulable: ") + kRwopConflict);
@@ -218,7 +194,7 @@ TEST_CASE("ReadWriteOncePod: AddPod/RemovePod move the count, as preemption's wh
   const NodeInfo* one[] = {&node};
   sched::Cluster cluster{std::span<const NodeInfo* const>(one)};
   cluster.objects = &s;
-  Verdict v;
+  test::FilterVerdict v(PluginId::volume_restrictions);
   REQUIRE(v.pre_filter(probe, cluster) == "run");
   sched::Plugin* const filters[] = {v.plugin.get()};
   {

@@ -4,6 +4,7 @@
 #include "../builders.hpp"
 #include "../profile_fixtures.hpp"
 #include "../storage_fixture.hpp"
+#include "filter_verdict.hpp"
 #include "toysched/sched/algorithm.hpp"
 #include "toysched/sched/explain.hpp"
 #include "toysched/sched/plugin_args.hpp"
@@ -41,21 +42,10 @@ NodeInfo host(kube::StringPairs labels) {
   return ni;
 }
 
-// PreFilter, then Filter on `ni` (upstream's tables check both, Filter
-// even after a PreFilter that did not succeed; we stop there): "skip",
-// "pass", the PreFilter's rejection, or the Filter's code and reason.
+// PreFilter, then Filter (upstream's tables check both, Filter even after
+// a PreFilter that did not succeed; we stop there).
 std::string verdict(const kube::Pod& pod, const NodeInfo& ni, const Storage& s) {
-  auto plugin = sched::registry_entry(PluginId::volume_zone).make({});
-  const NodeInfo* one[] = {&ni};
-  sched::Cluster cluster{std::span<const NodeInfo* const>(one)};
-  cluster.objects = &s;
-  const PreFilterResult r = plugin->pre_filter(pod, cluster);
-  if (r.kind == PreFilterResult::Kind::skip) return "skip";
-  if (r.kind == PreFilterResult::Kind::reject) return "prefilter: " + std::string(r.message);
-  sched::Plugin* const list[] = {plugin.get()};
-  const sched::FilterStatus st = sched::filter_one(list, pod, ni);
-  if (st.ok()) return "pass";
-  return std::string(sched::code_name(st.code)) + ": " + st.reason_strings(pod).front();
+  return test::filter_verdict(PluginId::volume_zone, pod, ni, &s);
 }
 
 // upstream's PVC_NAME → VOL_NAME listers: claims naming a volume (no
