@@ -101,7 +101,8 @@ func parseLabFlags(args []string) (*labFlags, error) {
 	fs.StringVar(&f.nodePods, "node-pods", "110", "pods capacity/allocatable of each node")
 	fs.StringVar(&f.nodeEphemeral, "node-ephemeral-storage", "100Gi", "ephemeral-storage capacity/allocatable of each node")
 	fs.BoolVar(&f.noKubelet, "no-kubelet", false, "do not run the fake kubelet (bound pods stay Pending)")
-	fs.BoolVar(&f.controllers, "controllers", false, "run the deployment, replicaset, replicationcontroller, garbage-collector, namespace, serviceaccount, root-ca-cert-publisher and disruption controllers")
+	fs.BoolVar(&f.controllers, "controllers", false, "run the deployment, replicaset, replicationcontroller, statefulset, garbage-collector, namespace, serviceaccount, root-ca-cert-publisher, disruption, "+
+		"persistentvolume-binder, ephemeral-volume, pvc-protection and pv-protection controllers")
 	fs.BoolVar(&f.kubeScheduler, "kube-scheduler", false, "run the real kube-scheduler (default-scheduler) as a child process")
 	fs.Float64Var(&f.kubeSchedulerQPS, "kube-scheduler-qps", 50, "kube-scheduler client QPS (burst = 2*QPS; <= 0 means unlimited)")
 	fs.IntVar(&f.kubeSchedulerV, "kube-scheduler-v", 2, "kube-scheduler log verbosity")
