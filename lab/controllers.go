@@ -12,10 +12,8 @@ package main
 //   and the kube-root-ca.crt ConfigMap, as in a real cluster: the e2e
 //   framework waits for both in each test namespace); disruption (a
 //   PodDisruptionBudget's status, which preemption and eviction read);
-//   persistentvolume-binder (binds claims to volumes, pre-bound ones
-//   included: a scheduler takes a claim as bound only once this controller
-//   has marked it so). It has no volume plugins: nothing is provisioned,
-//   recycled or deleted, only bound.
+//   and the storage ones, volumes.go: persistentvolume-binder,
+//   ephemeral-volume and statefulset.
 //
 // Notably absent: node-lifecycle and taint-eviction, which would mark the
 // fake nodes NotReady because no kubelet heartbeats them.
@@ -46,7 +44,6 @@ import (
 	"k8s.io/kubernetes/pkg/controller/replicaset"
 	"k8s.io/kubernetes/pkg/controller/replication"
 	"k8s.io/kubernetes/pkg/controller/serviceaccount"
-	"k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
 )
 
 // Worker counts: kube-controller-manager's defaults.
@@ -90,7 +87,6 @@ func startControllers(ctx context.Context, cfg *rest.Config, rootCA []byte) erro
 	rcClient, _ := cl.forName("replication-controller")
 	caClient, _ := cl.forName("root-ca-cert-publisher")
 	pdbClient, pdbCfg := cl.forName("disruption-controller")
-	pvClient, _ := cl.forName("persistent-volume-binder")
 	if cl.err != nil {
 		return cl.err
 	}
@@ -129,9 +125,9 @@ func startControllers(ctx context.Context, cfg *rest.Config, rootCA []byte) erro
 		return fmt.Errorf("disruption controller: %w", err)
 	}
 
-	pvc, err := newVolumeBinder(ctx, pvClient, factory)
+	volumeControllers, err := newVolumeControllers(ctx, &cl, factory)
 	if err != nil {
-		return fmt.Errorf("persistentvolume-binder: %w", err)
+		return err
 	}
 
 	gc, gcSync, err := newGarbageCollector(ctx, cfg, factory)
@@ -151,7 +147,9 @@ func startControllers(ctx context.Context, cfg *rest.Config, rootCA []byte) erro
 	go rcm.Run(ctx, rcWorkers)
 	go pub.Run(ctx, rootCAWorkers)
 	go pdb.Run(ctx)
-	go pvc.Run(ctx)
+	for _, run := range volumeControllers {
+		go run(ctx)
+	}
 	gcSync()
 
 	return waitGCSynced(ctx, gc)
@@ -169,20 +167,6 @@ func waitGCSynced(ctx context.Context, gc *garbagecollector.GarbageCollector) er
 		return fmt.Errorf("garbage collector monitors did not sync: %w", err)
 	}
 	return nil
-}
-
-// newVolumeBinder is kube-controller-manager's persistent-volume binder,
-// which binds claims to volumes.
-func newVolumeBinder(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory) (*persistentvolume.PersistentVolumeController, error) {
-	return persistentvolume.NewController(ctx, persistentvolume.ControllerParameters{
-		KubeClient:     client,
-		SyncPeriod:     15 * time.Second, // kcm's --pvclaimbinder-sync-period
-		VolumeInformer: factory.Core().V1().PersistentVolumes(),
-		ClaimInformer:  factory.Core().V1().PersistentVolumeClaims(),
-		ClassInformer:  factory.Storage().V1().StorageClasses(),
-		PodInformer:    factory.Core().V1().Pods(),
-		NodeInformer:   factory.Core().V1().Nodes(),
-	})
 }
 
 // newGarbageCollector builds the GC on typed informers (shared) plus

@@ -85,6 +85,9 @@ type labFlags struct {
 	apiserverV         int
 	maxInflight        int
 	auditBindings      bool
+	storage            bool   // storage.go
+	csiDriver          string // storage.go
+	csiAttachLimit     int    // storage.go
 }
 
 func parseLabFlags(args []string) (*labFlags, error) {
@@ -101,7 +104,8 @@ func parseLabFlags(args []string) (*labFlags, error) {
 	fs.StringVar(&f.nodePods, "node-pods", "110", "pods capacity/allocatable of each node")
 	fs.StringVar(&f.nodeEphemeral, "node-ephemeral-storage", "100Gi", "ephemeral-storage capacity/allocatable of each node")
 	fs.BoolVar(&f.noKubelet, "no-kubelet", false, "do not run the fake kubelet (bound pods stay Pending)")
-	fs.BoolVar(&f.controllers, "controllers", false, "run the deployment, replicaset, replicationcontroller, garbage-collector, namespace, serviceaccount, root-ca-cert-publisher and disruption controllers")
+	fs.BoolVar(&f.controllers, "controllers", false, "run the deployment, replicaset, replicationcontroller, statefulset, garbage-collector, namespace, serviceaccount, root-ca-cert-publisher, disruption, "+
+		"persistentvolume-binder, ephemeral-volume, pvc-protection and pv-protection controllers")
 	fs.BoolVar(&f.kubeScheduler, "kube-scheduler", false, "run the real kube-scheduler (default-scheduler) as a child process")
 	fs.Float64Var(&f.kubeSchedulerQPS, "kube-scheduler-qps", 50, "kube-scheduler client QPS (burst = 2*QPS; <= 0 means unlimited)")
 	fs.IntVar(&f.kubeSchedulerV, "kube-scheduler-v", 2, "kube-scheduler log verbosity")
@@ -109,6 +113,7 @@ func parseLabFlags(args []string) (*labFlags, error) {
 	fs.BoolVar(&f.watchCache, "watch-cache", true, "apiserver watch cache; false sends watches to etcd, so a compacted resourceVersion gives 410 Gone on watch too")
 	fs.IntVar(&f.maxInflight, "max-requests-inflight", 0, "limit the apiserver to N requests at once (priority and fairness off, so it applies to the admin too): beyond it, 429 with Retry-After, for tests of client retries; 0 = the apiserver's defaults")
 	fs.BoolVar(&f.auditBindings, "audit-bindings", false, "log each pods/binding request when the apiserver receives it and when it answers (its audit log, Metadata level) to DIR/"+auditBindingsLog+": which of two racing schedulers reached the server first")
+	storageFlags(fs, f)
 	fs.IntVar(&f.apiserverV, "apiserver-v", 1, "apiserver (and in-process controllers) log verbosity, to DIR/apiserver.log")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -118,6 +123,9 @@ func parseLabFlags(args []string) (*labFlags, error) {
 	}
 	if f.nodes < 0 {
 		return nil, fmt.Errorf("--nodes must be >= 0")
+	}
+	if err := checkStorageFlags(f); err != nil {
+		return nil, err
 	}
 	if f.zones < 0 {
 		return nil, fmt.Errorf("--zones must be >= 0 (0 = no zone labels), got %d", f.zones)
@@ -328,6 +336,9 @@ func (l *lab) serve(ctx, compCtx context.Context, api *apiServer, kubeconfig, re
 		if err := startControllers(compCtx, cfg, rootCA); err != nil {
 			return failed("controllers", err)
 		}
+	}
+	if err := startStorage(compCtx, cfg, client, f); err != nil {
+		return failed("storage", err)
 	}
 	if f.kubeScheduler {
 		sched, err := startChildScheduler(compCtx, l.dir, kubeconfig, f.kubeSchedulerQPS, f.kubeSchedulerV)

@@ -61,6 +61,17 @@ start_private_lab() {
   KCFG=$LAB_KUBECONFIG
 }
 
+# refused WANT FLAGS...: kube-lab (4 nodes) exits 1 with WANT in its message,
+# before it starts anything.
+refused() {
+  local want=$1 rc=0 out; shift
+  out=$("$KUBE_LAB" --dir "$TEST_TMP/refused" --nodes 4 "$@" 2>&1) || rc=$?
+  ((rc == 1)) || fail "kube-lab $* exited $rc, not 1: $out"
+  grep -qF -- "$want" <<<"$out" || fail "kube-lab $*: no '$want' in: $out"
+  [ ! -e "$TEST_TMP/refused/etcd" ] || fail "kube-lab $* started etcd before refusing"
+  pass "refused $*: $out"
+}
+
 # use_shared_lab: the suite's shared lab (3 nodes, controllers, kube-scheduler)
 # or, when run alone, a private one like it. Gives the test its own namespace
 # NS, deleted at the end.

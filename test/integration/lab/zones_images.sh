@@ -6,15 +6,6 @@
 # that names the fault.
 source "$(dirname "$0")/../lib.sh"
 
-# refused WANT FLAGS...: kube-lab exits 1 with WANT in its message.
-refused() {
-  local want=$1 rc=0 out; shift
-  out=$("$KUBE_LAB" --dir "$TEST_TMP/refused" --nodes 4 "$@" 2>&1) || rc=$?
-  ((rc == 1)) || fail "kube-lab $* exited $rc, not 1: $out"
-  grep -qF -- "$want" <<<"$out" || fail "kube-lab $*: no '$want' in: $out"
-  [ ! -e "$TEST_TMP/refused/etcd" ] || fail "kube-lab $* started etcd before refusing"
-  pass "refused $*: $out"
-}
 refused '--zones must be >= 0' --zones -1
 refused 'invalid argument' --zones two
 refused 'no @SIZE' --node-images lab-node-1=docker.io/library/nginx:1.27
