@@ -1,7 +1,8 @@
 package main
 
 // The lab's PKI, in pure Go (no openssl): one CA that signs the apiserver's
-// serving cert, one client CA that signs the admin client cert, a
+// serving cert, one client CA that signs the admin and kube-scheduler client
+// certs, a
 // service-account signing key and the static admin token. Everything is
 // created once per DIR and reused on restart, so kubeconfigs handed to
 // running clients stay valid across lab restarts.
@@ -34,6 +35,7 @@ type pki struct {
 	servingCert, servingKey   string
 	clientCACert, clientCAKey string
 	adminCert, adminKey       string // CN lab-admin-cert, O system:masters
+	schedCert, schedKey       string // CN system:kube-scheduler, as kubeadm makes it
 	saKey                     string // EC private key, both SA key flags
 	tokenFile                 string // DIR/token: the admin bearer token
 	tokenCSV                  string // --token-auth-file
@@ -60,6 +62,8 @@ func ensurePKI(dir string) (*pki, error) {
 		clientCAKey:  filepath.Join(pd, "client-ca.key"),
 		adminCert:    filepath.Join(pd, "admin.crt"),
 		adminKey:     filepath.Join(pd, "admin.key"),
+		schedCert:    filepath.Join(pd, "scheduler.crt"),
+		schedKey:     filepath.Join(pd, "scheduler.key"),
 		saKey:        filepath.Join(pd, "sa.key"),
 		tokenFile:    filepath.Join(dir, "token"),
 		tokenCSV:     filepath.Join(pd, "tokens.csv"),
@@ -114,14 +118,22 @@ func (p *pki) generate() error {
 	if err := writeCertKey(p.clientCACert, p.clientCAKey, clientCA, clientCAKey); err != nil {
 		return err
 	}
-	admin := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: adminCertUser, Organization: []string{mastersGroup}},
-		NotBefore:   now,
-		NotAfter:    until,
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	client := func(cn string, groups []string, certPath, keyPath string) error {
+		tmpl := &x509.Certificate{
+			Subject:     pkix.Name{CommonName: cn, Organization: groups},
+			NotBefore:   now,
+			NotAfter:    until,
+			KeyUsage:    x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}
+		return signAndWrite(tmpl, clientCA, clientCAKey, certPath, keyPath)
 	}
-	if err := signAndWrite(admin, clientCA, clientCAKey, p.adminCert, p.adminKey); err != nil {
+	if err := client(adminCertUser, []string{mastersGroup}, p.adminCert, p.adminKey); err != nil {
+		return err
+	}
+	// kubeadm's scheduler.conf user: no group, so only the bootstrap
+	// ClusterRoles bound to system:kube-scheduler authorize it.
+	if err := client("system:kube-scheduler", nil, p.schedCert, p.schedKey); err != nil {
 		return err
 	}
 
@@ -205,8 +217,10 @@ func writeKey(path string, key *ecdsa.PrivateKey) error {
 	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
 }
 
-// writeKubeconfigs writes DIR/kubeconfig (bearer token) and
-// DIR/kubeconfig-cert (client certificate), both with context "lab".
+// writeKubeconfigs writes DIR/kubeconfig (bearer token),
+// DIR/kubeconfig-cert (client certificate) and DIR/scheduler.conf (the
+// system:kube-scheduler client certificate, kubeadm's scheduler.conf), all
+// with context "lab".
 func writeKubeconfigs(dir string, port int, p *pki) error {
 	ca, err := os.ReadFile(p.caCert)
 	if err != nil {
@@ -224,17 +238,26 @@ func writeKubeconfigs(dir string, port int, p *pki) error {
 	if err := clientcmd.WriteToFile(*mk(adminUser, &clientcmdapi.AuthInfo{Token: p.token}), filepath.Join(dir, "kubeconfig")); err != nil {
 		return err
 	}
-	cert, err := os.ReadFile(p.adminCert)
-	if err != nil {
+	withCert := func(user, certPath, keyPath, file string) error {
+		cert, err := os.ReadFile(certPath)
+		if err != nil {
+			return err
+		}
+		key, err := os.ReadFile(keyPath)
+		if err != nil {
+			return err
+		}
+		if len(cert) == 0 || len(key) == 0 {
+			return fmt.Errorf("empty cert or key for %s", user)
+		}
+		auth := &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+		return clientcmd.WriteToFile(*mk(user, auth), filepath.Join(dir, file))
+	}
+	if err := withCert(adminCertUser, p.adminCert, p.adminKey, "kubeconfig-cert"); err != nil {
 		return err
 	}
-	key, err := os.ReadFile(p.adminKey)
-	if err != nil {
-		return err
+	if _, err := os.Stat(p.schedCert); errors.Is(err, os.ErrNotExist) {
+		return nil // a lab directory made before the scheduler's certificate was
 	}
-	if len(cert) == 0 || len(key) == 0 {
-		return errors.New("empty admin cert or key")
-	}
-	return clientcmd.WriteToFile(*mk(adminCertUser, &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}),
-		filepath.Join(dir, "kubeconfig-cert"))
+	return withCert("system:kube-scheduler", p.schedCert, p.schedKey, "scheduler.conf")
 }

@@ -414,7 +414,7 @@ Step<std::optional<serve::BindAddress>> plain_address(const std::string& flag) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto parsed = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+  auto parsed = parse_options(std::vector<std::string>(argv + 1, argv + argc), personality_of(argc > 0 ? argv[0] : ""));
   if (auto* stop = std::get_if<ExitNow>(&parsed)) return exit_now(*stop);
   const Options& opts = std::get<Options>(parsed);
   if (auto configured = configure_process(opts); !configured) return exit_now(configured.error());

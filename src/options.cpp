@@ -154,7 +154,8 @@ void add_leader_election_flags(CLI::App& app, LeaderElectionOptions& le) {
   add_duration(app, "--leader-elect-retry-period", le.retry_period,
                "Interval between acquire and renew attempts. [2s]");
   app.add_option("--leader-elect-resource-namespace", le.resource_namespace, "Namespace of the Lease.");
-  app.add_option("--leader-elect-resource-name", le.resource_name, "Name of the Lease (default: the scheduler name).");
+  app.add_option("--leader-elect-resource-name", le.resource_name,
+                 "Name of the Lease (default: the scheduler name; kube-scheduler when run as kube-scheduler).");
   app.add_option("--leader-elect-identity", le.identity,
                  "Holder identity (default: $POD_NAME, else hostname_<random>).");
 }
@@ -234,8 +235,19 @@ void add_scheduling_flags(CLI::App& app, Options& o) {
 
 }  // namespace
 
-ParseResult parse_options(std::vector<std::string> args) {
+Personality personality_of(std::string_view argv0) {
+  const std::size_t slash = argv0.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? argv0 : argv0.substr(slash + 1);
+  return name == "kube-scheduler" ? Personality::kube_scheduler : Personality::toy_scheduler;
+}
+
+ParseResult parse_options(std::vector<std::string> args, Personality as) {
   Options o;
+  if (as == Personality::kube_scheduler) {
+    o.scheduler_name = "default-scheduler";
+    o.leader_election.enabled = true;
+    o.leader_election.resource_name = "kube-scheduler";
+  }
   CLI::App app{"toy-scheduler: a Kubernetes scheduler on one event loop.", "toy-scheduler"};
   app.set_version_flag("--version", version_string());
   app.option_defaults()->always_capture_default();

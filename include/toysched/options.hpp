@@ -144,7 +144,19 @@ struct ExitNow {
 };
 using ParseResult = std::variant<Options, ExitNow>;
 
-ParseResult parse_options(std::vector<std::string> args);
+// Whose defaults the flags start from. Installed as `kube-scheduler` (the
+// image's link, or a copy), toy-scheduler takes kube-scheduler's, so that
+// kubeadm's static pod manifest runs it unchanged but for the image:
+// --scheduler-name default-scheduler, --leader-elect true, the Lease
+// kube-system/kube-scheduler (the only one system:kube-scheduler may
+// update). As `toy-scheduler` it keeps its own, which the drills rely on:
+// toy-scheduler, no election unless asked, the Lease named after the
+// scheduler.
+enum class Personality { toy_scheduler, kube_scheduler };
+// From argv[0]: kube_scheduler when its last path element is "kube-scheduler".
+Personality personality_of(std::string_view argv0);
+
+ParseResult parse_options(std::vector<std::string> args, Personality as = Personality::toy_scheduler);
 
 // Go-style durations as kube flags take them: "15s", "1m30s", "250ms", "2h".
 // Returns nothing for garbage, negative values or overflow.

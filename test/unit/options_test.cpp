@@ -308,3 +308,33 @@ TEST_CASE("--dry-run and --explain-rows: off and 100 000 by default") {
   CHECK(h.out.find("--dry-run") != std::string::npos);
   CHECK(h.out.find("--explain-rows") != std::string::npos);
 }
+
+TEST_CASE("run as kube-scheduler: kube-scheduler's defaults, for kubeadm's manifest; flags still win") {
+  CHECK(personality_of("kube-scheduler") == Personality::kube_scheduler);
+  CHECK(personality_of("/usr/local/bin/kube-scheduler") == Personality::kube_scheduler);
+  CHECK(personality_of("toy-scheduler") == Personality::toy_scheduler);
+  CHECK(personality_of("/usr/bin/kube-scheduler-v2") == Personality::toy_scheduler);
+  CHECK(personality_of("kube-scheduler/toy-scheduler") == Personality::toy_scheduler);
+  CHECK(personality_of("") == Personality::toy_scheduler);
+
+  auto kube = [](std::vector<std::string> args) {
+    auto r = parse_options(std::move(args), Personality::kube_scheduler);
+    auto* o = std::get_if<Options>(&r);
+    REQUIRE(o != nullptr);
+    return *o;
+  };
+  const Options o = kube({"--kubeconfig=/etc/kubernetes/scheduler.conf"});
+  CHECK(o.scheduler_name == "default-scheduler");
+  CHECK(o.leader_election.enabled);
+  CHECK(o.leader_election.resource_name == "kube-scheduler");
+  CHECK(o.leader_election.resource_namespace == "kube-system");
+  // kubeadm's manifest says --leader-elect=true; a user may still say otherwise.
+  const Options off = kube({"--leader-elect=false", "--scheduler-name=mine", "--leader-elect-resource-name=l"});
+  CHECK_FALSE(off.leader_election.enabled);
+  CHECK(off.scheduler_name == "mine");
+  CHECK(off.leader_election.resource_name == "l");
+  // As toy-scheduler: its own defaults, the Lease named after the scheduler.
+  const Options toy = parse_ok({"--scheduler-name=mine"});
+  CHECK_FALSE(toy.leader_election.enabled);
+  CHECK(toy.leader_election.resource_name == "mine");
+}
