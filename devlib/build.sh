@@ -50,16 +50,30 @@ cmd_build() {
     *) die "build: unknown argument $1 (--scheduler-only or --sanitize)" ;;
   esac
   cmd_setup "${1:-}"
+  configure_build $lab
+  meson compile -C "$BUILD"
+}
+
+# build_only TARGET...: setup, then only these targets (e.g. what the demo
+# runs: a fresh clone's first demo need not wait for the tests, e2e.test and
+# the fuzzers).
+build_only() {
+  cmd_setup
+  configure_build auto
+  meson compile -C "$BUILD" "$@"
+}
+
+# configure_build LAB: build/ configured, with -Dlab=LAB.
+configure_build() {
   if [ ! -f "$BUILD/build.ninja" ]; then
-    local opts=(-Dlab=$lab)
+    local opts=(-Dlab=$1)
     # CI builds with warnings as errors; a developer's newer compiler should
     # not stop a local build over a new warning.
     [ "${CI:-}" = true ] && opts+=(-Dwerror=true)
     meson setup "$BUILD" "$ROOT" "${opts[@]}"
-  elif [ "$(build_option "$BUILD" lab)" != $lab ]; then
-    meson configure "$BUILD" -Dlab=$lab
+  elif [ "$(build_option "$BUILD" lab)" != "$1" ]; then
+    meson configure "$BUILD" -Dlab="$1"
   fi
-  meson compile -C "$BUILD"
 }
 
 # The ASan + UBSan build: the same tree compiled with GCC's sanitizers into

@@ -35,7 +35,7 @@ cmd_demo() {
     "") ;;
     *) die "demo: unknown argument $1 (only --ui)" ;;
   esac
-  cmd_build
+  build_only toy-scheduler kube-lab kubectl
   DEMO_LAB=$(mktemp -d /tmp/toysched-demo.XXXXXX)
   trap stop_demo EXIT
   log "starting a lab: 3 nodes, controllers on"
