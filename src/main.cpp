@@ -428,6 +428,7 @@ int main(int argc, char** argv) {
   if (config->insecure_skip_tls_verify)
     TS_WARN("TLS verification is off because the kubeconfig says insecure-skip-tls-verify",
             {"server", config->server.to_string()});
+  if (config->exec) TS_LOG(1, "Credentials come from an exec plugin", {"command", config->exec->command});
 
   App app(opts);
   if (auto made = app.make_clients(*config); !made) return exit_now(made.error());

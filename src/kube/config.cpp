@@ -4,6 +4,7 @@
 // token_source.go); see config.hpp for the rules.
 #include "toysched/kube/config.hpp"
 
+#include "kubeconfig_fields.hpp"
 #include "toysched/kube/errors.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -24,7 +25,7 @@ namespace toysched::kube {
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace kubeconfig {
 
 // main() prints the message as one log line; YAML messages and paths could
 // otherwise break it, and yaml-cpp quotes a bad escape's byte raw (an ESC
@@ -43,6 +44,41 @@ std::string one_line(std::string s) {
 Error make_error(errc code, std::string message) { return {make_error_code(code), one_line(std::move(message))}; }
 
 std::string q(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+[[noreturn]] void fail(errc code, std::string message) { throw Failure{make_error(code, std::move(message))}; }
+
+std::string line_of(const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  if (m.is_null()) return {};
+  return " (line " + std::to_string(m.line + 1) + ")";
+}
+
+std::string get_string(const YAML::Node& map, const char* key, const std::string& what) {
+  const YAML::Node n = map[key];
+  if (!n || n.IsNull()) return {};
+  if (!n.IsScalar()) fail(errc::config_malformed, what + ": field " + key + " must be a string" + line_of(n));
+  return n.Scalar();
+}
+
+bool get_bool(const YAML::Node& map, const char* key, const std::string& what) {
+  const YAML::Node n = map[key];
+  if (!n || n.IsNull()) return false;
+  bool v = false;
+  if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v))
+    fail(errc::config_malformed, what + ": field " + key + " must be true or false" + line_of(n));
+  return v;
+}
+
+fs::path resolve(const fs::path& p, const fs::path& defining_file) {
+  if (p.is_absolute()) return p;
+  return (defining_file.parent_path() / p).lexically_normal();
+}
+
+}  // namespace kubeconfig
+
+namespace {
+
+using namespace kubeconfig;
 
 std::string trim(std::string_view s) {
   const char* ws = " \t\r\n";
@@ -122,21 +158,6 @@ std::optional<std::string> base64_decode(std::string_view in) {
 
 // ---- kubeconfig files --------------------------------------------------
 
-// Field-reading code below is deep and has a failure at every step; it throws
-// this and load_kubeconfig turns it back into a value at the boundary. It
-// never escapes this file.
-struct Failure {
-  Error error;
-};
-
-[[noreturn]] void fail(errc code, std::string message) { throw Failure{make_error(code, std::move(message))}; }
-
-std::string line_of(const YAML::Node& n) {
-  const YAML::Mark m = n.Mark();
-  if (m.is_null()) return {};
-  return " (line " + std::to_string(m.line + 1) + ")";
-}
-
 // One named entry: the body under `cluster:` / `user:` / `context:` and the
 // file that defined it (relative paths resolve against its directory).
 struct Entry {
@@ -156,23 +177,6 @@ struct Merged {
     return s;
   }
 };
-
-// `what` names the owner for messages: `user "u" in /path`.
-std::string get_string(const YAML::Node& map, const char* key, const std::string& what) {
-  const YAML::Node n = map[key];
-  if (!n || n.IsNull()) return {};
-  if (!n.IsScalar()) fail(errc::config_malformed, what + ": field " + key + " must be a string" + line_of(n));
-  return n.Scalar();
-}
-
-bool get_bool(const YAML::Node& map, const char* key, const std::string& what) {
-  const YAML::Node n = map[key];
-  if (!n || n.IsNull()) return false;
-  bool v = false;
-  if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v))
-    fail(errc::config_malformed, what + ": field " + key + " must be true or false" + line_of(n));
-  return v;
-}
 
 void merge_list(const YAML::Node& root, const char* list, const char* body_key, const fs::path& file,
                 std::map<std::string, Entry>& into) {
@@ -214,11 +218,6 @@ void merge_file(const fs::path& file, Merged& m) {
   if (m.current_context.empty()) m.current_context = get_string(root, "current-context", "kubeconfig " + file.string());
 }
 
-fs::path resolve(const fs::path& p, const fs::path& defining_file) {
-  if (p.is_absolute()) return p;
-  return (defining_file.parent_path() / p).lexically_normal();
-}
-
 // `key-data` (base64) or else the file named by `key`; "" when neither is set.
 std::string pem_field(const Entry& e, const std::string& key, const std::string& what) {
   const std::string data_key = key + "-data";
@@ -240,12 +239,11 @@ std::string pem_field(const Entry& e, const std::string& key, const std::string&
 // The user part of build(): its credentials into c.
 void read_user(const Entry& ue, const std::string& us_what, ClientConfig& c) {
   const std::string unsupported = ", which toy-scheduler does not support; use a token or client certificate";
-  if (const YAML::Node exec = ue.body["exec"]; exec && !exec.IsNull()) {
-    std::string command = exec.IsMap() ? get_string(exec, "command", us_what) : std::string();
-    fail(errc::config_unsupported_auth,
-         us_what + " uses exec credentials" + (command.empty() ? "" : " (" + command + ")") + unsupported);
-  }
-  if (const YAML::Node ap = ue.body["auth-provider"]; ap && !ap.IsNull()) {
+  const YAML::Node exec = ue.body["exec"];
+  const YAML::Node ap = ue.body["auth-provider"];
+  if (exec && !exec.IsNull() && ap && !ap.IsNull())  // as client-go's validation
+    fail(errc::config_invalid, us_what + " has both exec and auth-provider; remove one");
+  if (ap && !ap.IsNull()) {
     std::string name = ap.IsMap() ? get_string(ap, "name", us_what) : std::string();
     fail(errc::config_unsupported_auth,
          us_what + " uses an auth-provider" + (name.empty() ? "" : " (" + name + ")") + unsupported);
@@ -269,6 +267,12 @@ void read_user(const Entry& ue, const std::string& us_what, ClientConfig& c) {
     if (!read_file(full, ignored, why))
       fail(errc::config_unreadable, us_what + ": cannot read tokenFile " + full.string() + ": " + why);
     c.token_file = full.string();
+  }
+  // client-go runs the plugin only for users with no token or certificate
+  // of their own (exec's UpdateTransportConfig); the block is still checked.
+  if (exec && !exec.IsNull()) {
+    ExecConfig e = read_exec(exec, us_what, ue.file);
+    if (c.token.empty() && c.token_file.empty() && c.client_cert_pem.empty()) c.exec = std::move(e);
   }
 }
 
@@ -320,6 +324,9 @@ ClientConfig build(const Merged& m, std::string_view context_override) {
   c.ca_pem = pem_field(ce, "certificate-authority", cl_what);
 
   read_user(user->second, "user " + q(user_name) + " in " + user->second.file.string(), c);
+  if (c.exec && c.exec->provide_cluster_info)
+    c.exec->cluster_json = exec_cluster_json(
+        {server, c.tls_server_name, c.insecure_skip_tls_verify, c.ca_pem, exec_extension_json(ce.body, cl_what)});
   return c;
 }
 

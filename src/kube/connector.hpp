@@ -53,6 +53,11 @@ class Connector {
   // The server picked "h2" on this TLS connection.
   static bool chose_h2(Connection& c);
 
+  // New connections use `tls` (a new client certificate from an exec
+  // plugin). Open ones keep theirs: OpenSSL counts each connection's
+  // reference to its SSL_CTX, so the old context outlives this object.
+  void set_tls(boost::asio::ssl::context tls) { tls_ = std::move(tls); }
+
   // "https://host:port", for messages.
   const std::string& where() const noexcept { return where_; }
   std::uint64_t opened() const noexcept { return opened_; }

@@ -26,6 +26,8 @@ class category final : public boost::system::error_category {
         return "malformed configuration file";
       case errc::token_unreadable:
         return "token file unreadable";
+      case errc::exec_failed:
+        return "exec credential plugin failed";
       case errc::json_malformed:
         return "malformed JSON";
       case errc::json_missing_field:

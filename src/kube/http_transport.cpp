@@ -29,6 +29,7 @@ HttpTransport::impl::impl(asio::any_io_executor e, ClientConfig c, TransportOpti
       pool(connector, opts.max_idle_connections, opts.max_body_bytes) {
   const char* off = std::getenv("DISABLE_HTTP2");
   h2_off = !config.server.tls() || (off != nullptr && *off != '\0');
+  if (config.exec) exec = ExecAuthenticator::shared(e, config, opts.exec_timeout);
 }
 
 HttpTransport::impl::~impl() {
@@ -38,10 +39,37 @@ HttpTransport::impl::~impl() {
 // A token file that could not be re-read: the last good token is used;
 // said once per run of failures (never the token itself).
 std::string HttpTransport::impl::authorization() {
+  if (exec) return exec_cred && !exec_cred->token.empty() ? "Bearer " + exec_cred->token : std::string();
   const std::string& token = tokens.current();
   if (auto err = tokens.take_error())
     TS_ERROR("Cannot read the token file; using the last token", {"err", err->message});
   return token.empty() ? std::string() : "Bearer " + token;
+}
+
+asio::awaitable<expected<ExecAuthenticator::Credential>> HttpTransport::impl::credentials() {
+  if (!exec) co_return ExecAuthenticator::Credential{};
+  auto got = co_await exec->get();
+  if (!got || *got == exec_cred) co_return got;
+  const auto& now = **got;
+  const bool new_cert =
+      exec_cred ? now.client_cert_pem != exec_cred->client_cert_pem || now.client_key_pem != exec_cred->client_key_pem
+                : !now.client_cert_pem.empty();
+  if (new_cert && config.server.tls()) {
+    ClientConfig with = config;
+    with.client_cert_pem = now.client_cert_pem;
+    with.client_key_pem = now.client_key_pem;
+    auto tls = Connector::tls_context(with);
+    if (!tls) co_return tls.error();  // the authenticator checked it: not expected
+    connector.set_tls(std::move(**tls));
+    // As client-go closes its connections on a new certificate: what is
+    // sent from now on goes on connections that present it.
+    pool.drop_idle();
+    if (h2) h2->close_when_idle();
+    h2.reset();
+    TS_LOG(2, "New client certificate from the exec plugin; new connections use it", {"server", connector.where()});
+  }
+  exec_cred = *got;
+  co_return got;
 }
 
 Http1Request HttpTransport::impl::build(const HttpRequest& r) {
@@ -172,6 +200,7 @@ expected<std::unique_ptr<HttpTransport>> HttpTransport::create(asio::any_io_exec
 
 asio::awaitable<void> HttpTransport::warm_up(std::size_t n) {
   auto& s = *p_;
+  if (auto cred = co_await s.credentials(); !cred) co_return;  // no use connecting with no certificate yet
   bool fresh = false;
   auto session = co_await s.h2_session(s.opts.connect_timeout, fresh);
   if (session && *session) co_return;  // one connection carries every request
@@ -193,6 +222,7 @@ asio::awaitable<void> HttpTransport::keep_warm(std::size_t n, std::chrono::milli
 
 asio::awaitable<bool> HttpTransport::probe() {
   auto& s = *p_;
+  if (auto cred = co_await s.credentials(); !cred) co_return false;
   auto conn = co_await s.connector.connect(milliseconds(1000));
   if (!conn) co_return false;
   HttpRequest r;
@@ -208,6 +238,12 @@ asio::awaitable<bool> HttpTransport::probe() {
 asio::awaitable<expected<std::unique_ptr<Stream>>> HttpTransport::open_stream(std::string target, WatchFramer& framer) {
   auto& s = *p_;
   co_await s.limiter.acquire();
+  ExecAuthenticator::Credential cred;
+  if (s.exec) {
+    auto got = co_await s.credentials();
+    if (!got) co_return got.error();
+    cred = std::move(*got);
+  }
   auto conn = co_await s.connector.connect(s.opts.connect_timeout);  // a stream never shares its connection
   if (!conn) co_return conn.error();
   HttpRequest r;
@@ -216,6 +252,7 @@ asio::awaitable<expected<std::unique_ptr<Stream>>> HttpTransport::open_stream(st
   auto stream = co_await open_http1_stream(std::move(*conn), req, framer, s.opts.request_timeout);
   if (!stream) co_return stream.error();
   ++s.counts[{"WATCH", std::to_string(framer.status())}];
+  if (framer.status() == 401 && s.exec) s.exec->rejected(cred);
   if (framer.status() == 401 && s.tokens.uses_file()) s.tokens.invalidate();
   co_return std::move(*stream);
 }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "connector.hpp"
+#include "exec_auth.hpp"
 #include "h2_session.hpp"
 #include "http1.hpp"
 #include "toysched/kube/http_transport.hpp"
@@ -24,6 +25,8 @@ struct HttpTransport::impl {
   ClientConfig config;
   TransportOptions opts;
   TokenSource tokens;
+  std::shared_ptr<ExecAuthenticator> exec;  // the exec plugin, if the user has one
+  ExecAuthenticator::Credential exec_cred;  // what requests send now
   RateLimiter limiter;
   Connector connector;  // refers to `config`: declared after it
   Http1Pool pool;
@@ -41,6 +44,10 @@ struct HttpTransport::impl {
 
   // "Bearer TOKEN", or empty.
   std::string authorization();
+  // With an exec plugin: the credential to send, the plugin run when it is
+  // due; a new client certificate makes new connections (the HTTP/2
+  // session and idle connections are let go). Without one: nullptr.
+  boost::asio::awaitable<expected<ExecAuthenticator::Credential>> credentials();
   Http1Request build(const HttpRequest& r);
   H2Request h2_request(const HttpRequest& r);
 

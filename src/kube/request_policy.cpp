@@ -5,7 +5,8 @@
 //   refused unseen (GOAWAY, REFUSED_STREAM): resent as new, up to 3 times
 //   lost after it may have reached the server: replayed once, flagged
 //     (HttpResponse::replayed: a POST's replay can answer 409 to itself)
-//   401 with a token file: the file re-read, the request sent once more
+//   401 with a token file: the file re-read, the request sent once more;
+//     with an exec plugin: the plugin run again, the request sent once more
 //   429 or 5xx with Retry-After: retried after what the header asks
 //     (capped at max_retry_after, 1 s for 0), up to max_retries times,
 //     unless the deadline would pass first: then that answer is ours
@@ -47,6 +48,12 @@ asio::awaitable<expected<HttpResponse>> HttpTransport::request(HttpRequest r) {
     // The moment a request leaves, as client-go's -v=6 request log: the
     // slow-leader test compares these with the Lease's holder history.
     TS_LOG(6, "Sending request", {"verb", std::string_view(http::to_string(r.verb))}, {"url", r.target});
+    ExecAuthenticator::Credential cred;  // stays null without an exec plugin: no coroutine on the hot path
+    if (s.exec) {
+      auto got = co_await s.credentials();
+      if (!got) co_return got.error();
+      cred = std::move(*got);
+    }
     impl::Try tried;
     auto res = co_await s.attempt(r, replayed, tried);
     ++s.counts[{std::string(http::to_string(r.verb)), res ? std::to_string(res->status) : std::string("error")}];
@@ -62,8 +69,9 @@ asio::awaitable<expected<HttpResponse>> HttpTransport::request(HttpRequest r) {
       co_return res.error();
     }
     res->replayed = replayed;
-    if (res->status == 401 && s.tokens.uses_file() && !reauthenticated) {
-      s.tokens.invalidate();  // a rotated token: read the file again, once
+    if (res->status == 401 && (s.exec || s.tokens.uses_file()) && !reauthenticated) {
+      if (s.exec) s.exec->rejected(cred);               // a revoked credential: run the plugin again, once
+      if (s.tokens.uses_file()) s.tokens.invalidate();  // a rotated token: read the file again, once
       reauthenticated = true;
       continue;
     }

@@ -243,36 +243,34 @@ users:
   require_error(load_kubeconfig({missing}), errc::config_not_found, {missing.string()});
 }
 
-TEST_CASE("kubeconfig: exec and auth-provider users are refused by name") {
+TEST_CASE("kubeconfig: auth-provider and basic-auth users are refused by name") {
   TempDir t;
-  const fs::path p = t.write("config", R"(current-context: gke
+  const fs::path p = t.write("config", R"(current-context: gcp
 clusters:
 - {name: k, cluster: {server: "https://k"}}
 users:
-- name: gke-user
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1beta1
-      command: gke-gcloud-auth-plugin
 - name: old-gcp
   user:
     auth-provider:
       name: gcp
 - name: basic
   user: {username: admin, password: hunter2}
+- name: both
+  user:
+    auth-provider: {name: gcp}
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: x, interactiveMode: Never}
 contexts:
-- {name: gke, context: {cluster: k, user: gke-user}}
 - {name: gcp, context: {cluster: k, user: old-gcp}}
 - {name: basic, context: {cluster: k, user: basic}}
+- {name: both, context: {cluster: k, user: both}}
 )");
-  require_error(load_kubeconfig({p}), errc::config_unsupported_auth,
-                {"user \"gke-user\"", p.string(), "exec credentials (gke-gcloud-auth-plugin)", "does not support",
-                 "use a token or client certificate"});
-  require_error(load_kubeconfig({p}, "gcp"), errc::config_unsupported_auth,
-                {"user \"old-gcp\"", p.string(), "auth-provider (gcp)"});
+  require_error(
+      load_kubeconfig({p}, "gcp"), errc::config_unsupported_auth,
+      {"user \"old-gcp\"", p.string(), "auth-provider (gcp)", "does not support", "use a token or client certificate"});
   auto r = load_kubeconfig({p}, "basic");
   require_error(r, errc::config_unsupported_auth, {"user \"basic\"", "basic auth"});
   CHECK(r.error().message.find("hunter2") == std::string::npos);
+  require_error(load_kubeconfig({p}, "both"), errc::config_invalid, {"user \"both\"", "both exec and auth-provider"});
 }
 
 TEST_CASE("kubeconfig: validation errors name what is wrong") {

@@ -24,9 +24,10 @@
 // file's directory. `*-data` (base64) beats the path form of the same field.
 // Within one file the first entry of a name wins as well.
 //
-// Only static credentials are supported (token, token file, client
-// certificate). Users with `exec` or `auth-provider` are refused with an
-// error that names the user, rather than silently connecting anonymously.
+// Credentials: a token, a token file, a client certificate, or an exec
+// plugin (exec_credential.hpp; run by the transport, never here). Users
+// with an `auth-provider` or basic auth are refused with an error that
+// names the user, rather than silently connecting anonymously.
 #pragma once
 
 #include <boost/system/error_code.hpp>
@@ -42,6 +43,7 @@
 #include <vector>
 
 #include "toysched/kube/errors.hpp"
+#include "toysched/kube/exec_credential.hpp"
 
 namespace toysched::kube {
 
@@ -87,6 +89,8 @@ struct ClientConfig {
   std::string token;                       // inline bearer token; a token_file takes over when readable
   std::string token_file;                  // absolute path, re-read by TokenSource (tokens rotate)
   std::string namespace_name = "default";  // context namespace / in-cluster namespace
+  // The user's exec plugin, when it has no token or certificate of its own.
+  std::optional<ExecConfig> exec;
   ConfigOrigin origin;
 };
 

@@ -16,11 +16,12 @@ enum class errc {
   ok = 0,
   // configuration
   config_invalid = 1,       // a kubeconfig or in-cluster config that cannot be used
-  config_unsupported_auth,  // exec / auth-provider users
+  config_unsupported_auth,  // auth-provider and basic-auth users, exec plugins wanting a terminal
   config_not_found,         // no --kubeconfig, $KUBECONFIG, in-cluster env or ~/.kube/config
   config_unreadable,        // a kubeconfig, CA, certificate, key or token file that cannot be read
   config_malformed,         // bad YAML, a field of the wrong type, bad base64
   token_unreadable,         // a token file that could not be re-read (the last token is kept)
+  exec_failed,              // an exec credential plugin that failed, hung or printed no credential
   // decoding what the server sent
   json_malformed = 20,  // not JSON, or the wrong JSON type where an object was needed
   json_missing_field,   // a field scheduling cannot do without (name, uid, ...)

@@ -6,7 +6,8 @@
 //   http1.cpp           one HTTP/1.1 exchange, the keep-alive pool, watch streams
 //   h2_session.cpp      the HTTP/2 connection the unary requests share
 //   request_policy.cpp  the rate limiter, deadlines, 429/5xx retries after
-//                       Retry-After, the 401 token re-read, replays
+//                       Retry-After, the 401 token re-read or exec re-run, replays
+//   exec_auth.cpp       the exec plugin's credential, cached and refreshed
 //   http_transport.cpp  this class: which connection a request takes
 #pragma once
 
@@ -33,6 +34,9 @@ struct TransportOptions {
   std::size_t max_idle_connections = 32;
   std::size_t max_body_bytes = 256u << 20;  // one response (a page of a list)
   std::string user_agent = "toy-scheduler";
+  // An exec credential plugin running longer is killed (client-go has no
+  // limit; a hung plugin would stall every request here).
+  std::chrono::milliseconds exec_timeout{30'000};
 };
 
 class HttpTransport final : public Transport {

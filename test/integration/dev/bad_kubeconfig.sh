@@ -129,6 +129,17 @@ row "missing certificate-authority file" "certificate-authority" \
 row "missing tokenFile" "tokenFile" "$(config '' '{tokenFile: /nonexistent/token}' | write missing-token)"
 row "endless tokenFile (/dev/zero)" "too large" "$(config '' '{tokenFile: /dev/zero}' | write zero-token)"
 
+# Exec blocks client-go refuses, and one wanting a terminal (a plugin that
+# runs but fails is not a start-up error: it is retried).
+EXEC_V1='apiVersion: client.authentication.k8s.io/v1'
+row "exec without command" "no command" "$(config '' "{exec: {$EXEC_V1, interactiveMode: Never}}" | write exec-nocmd)"
+row "exec v1 without interactiveMode" "interactiveMode must be set" \
+  "$(config '' "{exec: {$EXEC_V1, command: aws}}" | write exec-nomode)"
+row "exec interactiveMode Always" "terminal" \
+  "$(config '' "{exec: {$EXEC_V1, command: kubelogin, interactiveMode: Always}}" | write exec-always)"
+row "exec v1alpha1" "not supported" \
+  "$(config '' '{exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: x}}' | write exec-alpha)"
+
 [ "$failures" = 0 ] || {
   echo "FAIL: $failures row(s) failed" >&2
   exit 1
