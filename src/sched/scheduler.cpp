@@ -265,9 +265,13 @@ std::optional<std::string> Scheduler::post_filter(const kube::Pod& pod, const Ac
          {"victims", static_cast<std::int64_t>(r.victims.size())});
   ++stats_.preemptions;
   if (observer_.preemption_victims) observer_.preemption_victims(r.victims.size());
-  PreemptRequest req{pod, r.node, {}};
+  PreemptRequest req{pod, r.node, {}, {}};
   req.victims.reserve(r.victims.size());
   for (const kube::Pod* v : r.victims) req.victims.push_back(*v);
+  // Only a nomination the API shows is cleared, as upstream patches only
+  // the pods whose queued copy carries one.
+  for (const kube::Pod* p : nominator_.outranked_on(r.node, pod.priority))
+    if (!p->nominated_node_name.empty()) req.outranked.push_back(*p);
   nominator_.nominate(pod, r.node);
   binder_.spawn_preempt(std::move(req));
   return r.node;

@@ -9,8 +9,9 @@
 //                └─► Queue ── pop ─► schedule_one: decide (filter, score)
 //   watch/namespaces, services, … ─► ClusterObjects ──┘ (cluster_objects.hpp)
 //                                      │ no fit ─► preemption (preemption.hpp): victims?
-//                                      │            └ yes ─► Binder: spawn preempt/<ns>/<pod>: for each
-//                                      │                     victim DisruptionTarget, DELETE, Preempted event
+//                                      │            └ yes ─► Binder: spawn preempt/<ns>/<pod>: nominations of
+//                                      │                     lower priority there cleared; for each victim
+//                                      │                     DisruptionTarget, DELETE, Preempted event
 //                                      │           ─► handle_scheduling_failure (nominatedNodeName)
 //                                      └ fit ─► assume ─► Binder: spawn bind/<ns>/<pod>
 //                                                           │ 201: wait for the watch
@@ -132,7 +133,7 @@ class Scheduler {
   std::vector<std::string> profile_names() const;
 
  private:
-  friend struct SchedulerTestPeer;  // test/unit/scheduler_test.cpp: one cycle without the loop
+  friend struct SchedulerTestPeer;  // test/unit/support/scheduler_peer.hpp: one cycle without the loop
   struct PodEvents;                 // event_handlers.cpp
   struct NodeEvents;                // event_handlers.cpp
 
