@@ -167,6 +167,8 @@ class Scheduler {
   // it); has the binder carry it out when victims are chosen.
   std::optional<std::string> post_filter(const kube::Pod& pod, const ActiveProfile& prof, const Cluster& cluster,
                                          Decision& d);
+  // The pod's nomination ends: "" (clear it) if it had one, else nullopt.
+  std::optional<std::string> end_nomination(const kube::Pod& pod);
   // The pod (ns/name) as the pod informer last saw it, or nullptr.
   const kube::Pod* informer_pod(const kube::Pod& p) const;
 
