@@ -160,6 +160,7 @@ std::variant<sched::Profile, std::string> build_profile(const ProfileConfig& p, 
     if (sched::Plugin* plugin = instance(s)) profile.enable_score(*plugin, *s.weight);
   profile.set_preemption(has(r[Point::post_filter], "DefaultPreemption") ? std::optional(p.args.preemption)
                                                                          : std::nullopt);
+  profile.set_post_filter(!r[Point::post_filter].empty());
   return profile;
 }
 

@@ -189,7 +189,12 @@ void Binder::handle_bind_failure(const BindRequest& req, const kube::ApiError& e
     ++ctx_.stats.bind_errors;
     TS_ERROR("Failed to bind pod", {"pod", key(pod)}, {"node", req.node}, {"err", err.message});
     ctx_.queue.backoff(pod.uid, clock::now());
-    ctx_.events.failed_scheduling(pod, "Binding rejected: " + err.message, true);
+    // A failed binding cycle ends the pod's nomination too (upstream's
+    // handleBindingCycleError passes clearNominatedNode): the cycle took
+    // it out of the nominator when it assumed the pod.
+    const std::optional<std::string> clear =
+        pod.nominated_node_name.empty() ? std::nullopt : std::optional<std::string>("");
+    ctx_.events.failed_scheduling(pod, "Binding rejected: " + err.message, true, clear);
   }
 }
 

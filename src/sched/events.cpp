@@ -63,6 +63,13 @@ std::string pod_scheduled_false_patch(const std::string& uid, const std::string&
   return std::move(w.end().end().end().end()).str();
 }
 
+std::string clear_nomination_patch(const std::string& uid) {
+  json::Writer w;
+  w.object().key("metadata").object().field("uid", uid).end();
+  w.key("status").object().key("nominatedNodeName").null();
+  return std::move(w.end().end()).str();
+}
+
 std::string disruption_target_patch(const std::string& uid, const std::string& scheduler_name) {
   json::Writer w;
   w.object().key("metadata").object().field("uid", uid).end();

@@ -46,4 +46,14 @@ std::vector<const kube::Pod*> Nominator::counted_on(const kube::Pod& pod, const 
   return out;
 }
 
+std::vector<const kube::Pod*> Nominator::outranked_on(const std::string& node, std::int32_t priority) const {
+  std::vector<const kube::Pod*> out;
+  auto at = by_node_.find(node);
+  if (at == by_node_.end()) return out;
+  for (const kube::Pod* p : at->second) {
+    if (p->priority < priority) out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace toysched::sched

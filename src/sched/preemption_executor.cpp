@@ -4,7 +4,16 @@
 // preemption/executor.go), asynchronous as upstream's default: the
 // scheduling cycle spawns the task and goes on, as it does with a bind.
 //
-// For each victim, in order: PATCH its status with the DisruptionTarget
+// First, unless every victim is already being deleted (upstream then
+// starts no goroutine and writes nothing), the pods of lower priority
+// nominated to the node lose their nomination: a PATCH of
+// status.nominatedNodeName to null each, so that neither they nor anyone
+// reading the API count on room the preemptor takes (the watch then ends
+// their nomination here too, as upstream's informer does). A failure there
+// does not stop the eviction but ends the task as failed, as upstream
+// counts its goroutine as an error.
+//
+// Then, for each victim, in order: PATCH its status with the DisruptionTarget
 // condition (so its owner and `kubectl describe` see why it goes), DELETE it
 // with its UID as a precondition (a pod since recreated under the name is
 // not touched), then post the Preempted event. A victim already gone (404,
@@ -18,6 +27,8 @@
 #include "toysched/sched/binder.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+
+#include <algorithm>
 
 #include "toysched/log/log.hpp"
 #include "toysched/trace/tasks.hpp"
@@ -33,6 +44,10 @@ namespace {
 // belongs to another pod (409 on the DELETE's UID precondition, 422 on the
 // patch's metadata.uid).
 bool victim_gone(const kube::ApiError& e) { return e.is_not_found() || e.is_conflict() || e.http_status == 422; }
+
+bool any_to_evict(const PreemptRequest& req) {
+  return std::any_of(req.victims.begin(), req.victims.end(), [](const kube::Pod& v) { return !v.deleting; });
+}
 }  // namespace
 
 void Binder::spawn_preempt(PreemptRequest req) {
@@ -57,6 +72,7 @@ asio::awaitable<void> Binder::preempt(PreemptRequest req) {
   });
   TS_LOG(2, "Start the preemption asynchronously", {"preemptor", key(req.preemptor)}, {"node", req.node},
          {"numVictims", static_cast<std::int64_t>(req.victims.size())});
+  const bool cleared = !any_to_evict(req) || co_await clear_outranked(task, req);
   for (const kube::Pod& victim : req.victims) {
     if (victim.deleting) {
       TS_LOG(2, "Victim Pod is already being deleted, skipping the API call for it", {"preemptor", key(req.preemptor)},
@@ -65,8 +81,26 @@ asio::awaitable<void> Binder::preempt(PreemptRequest req) {
     }
     if (!co_await evict(task, req, victim)) co_return;
   }
-  ok = true;
-  TS_LOG(2, "Async Preemption finished completely", {"preemptor", key(req.preemptor)}, {"node", req.node});
+  ok = cleared;
+  TS_LOG(2, "Async Preemption finished completely", {"preemptor", key(req.preemptor)}, {"node", req.node},
+         {"result", ok ? "success" : "error"});
+}
+
+// False if a nomination could not be cleared. A pod gone meanwhile (404, or
+// a new pod under its name: 422 on the UID) has no nomination left to clear.
+asio::awaitable<bool> Binder::clear_outranked(trace::TaskScope& task, const PreemptRequest& req) {
+  bool ok = true;
+  for (const kube::Pod& p : req.outranked) {
+    kube::RequestLimits limits;
+    limits.may_send = gate_;
+    auto r = co_await trace::traced(task, trace::points::preempt_clear,
+                                    api_.patch_pod_status(p.ns, p.name, clear_nomination_patch(p.uid), limits));
+    if (r || r.error().is_not_found() || r.error().http_status == 422) continue;
+    TS_ERROR("Cannot clear 'NominatedNodeName' field from lower priority pods on the same target node",
+             {"node", req.node}, {"pod", key(p)}, {"err", r.error().message});
+    ok = false;
+  }
+  co_return ok;
 }
 
 asio::awaitable<bool> Binder::evict(trace::TaskScope& task, const PreemptRequest& req, const kube::Pod& victim) {

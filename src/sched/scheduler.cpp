@@ -179,9 +179,10 @@ void Scheduler::schedule_one(Queue::Item item) {
   if (d.status != Decision::Status::scheduled) {
     std::optional<std::string> nominate;
     // PostFilter: a pod the profile found no node for may preempt (a dry
-    // run evicts nothing; a refused pod was not looked at).
-    if (decided && !opts_.dry_run && d.status != Decision::Status::error)
-      nominate = post_filter(pod, *prof, cluster, d);
+    // run evicts nothing; a refused pod was not looked at). An error ends
+    // the cycle before PostFilter, and with it the pod's nomination.
+    if (decided && !opts_.dry_run)
+      nominate = d.status == Decision::Status::error ? end_nomination(pod) : post_filter(pod, *prof, cluster, d);
     handle_scheduling_failure(pod, d, cycle_seconds, nominate, cluster.nodes.empty());
     return;
   }
@@ -263,10 +264,22 @@ void Scheduler::handle_scheduling_failure(const kube::Pod& pod, const Decision& 
   if (outcome_) outcome_(Outcome{Outcome::Kind::failed, pod, {}, d.message});
 }
 
+// Upstream's clearNominatedNode: a failure no PostFilter answered with a
+// node. Only a pod that has a nomination is written to (upstream patches
+// only a field that changes), so that its repeated failures still coalesce.
+std::optional<std::string> Scheduler::end_nomination(const kube::Pod& pod) {
+  if (pod.nominated_node_name.empty()) return std::nullopt;
+  nominator_.remove(pod.uid);
+  return std::string();
+}
+
 // PostFilter: preemption (preemption.hpp decides; the binder carries it out).
 std::optional<std::string> Scheduler::post_filter(const kube::Pod& pod, const ActiveProfile& prof,
                                                   const Cluster& cluster, Decision& d) {
-  if (!prof.profile.preemption()) return std::nullopt;
+  // Without DefaultPreemption, DynamicResources' PostFilter, when enabled,
+  // answers no nomination (the pod keeps its own); with no PostFilter at
+  // all, upstream ends it.
+  if (!prof.profile.preemption()) return prof.profile.post_filter() ? std::nullopt : end_nomination(pod);
   // Its last preemption is still being carried out: upstream keeps such a
   // pod out of the cycle; here it is tried, and may fit, but preempts no more.
   if (binder_.preempting(pod.uid)) return std::nullopt;
@@ -278,19 +291,19 @@ std::optional<std::string> Scheduler::post_filter(const kube::Pod& pod, const Ac
     if (!r.message.empty()) d.message += " " + r.message;
     // No candidate anywhere: a nomination from an earlier preemption no
     // longer holds (upstream clears it; "not eligible" leaves it).
-    if (r.outcome == PreemptionResult::Outcome::no_candidate && !pod.nominated_node_name.empty()) {
-      nominator_.remove(pod.uid);
-      return std::string();
-    }
-    return std::nullopt;
+    return r.outcome == PreemptionResult::Outcome::no_candidate ? end_nomination(pod) : std::nullopt;
   }
   TS_LOG(2, "the target node for the preemption is determined", {"node", r.node}, {"pod", key(pod)},
          {"victims", static_cast<std::int64_t>(r.victims.size())});
   ++stats_.preemptions;
   if (observer_.preemption_victims) observer_.preemption_victims(r.victims.size());
-  PreemptRequest req{pod, r.node, {}};
+  PreemptRequest req{pod, r.node, {}, {}};
   req.victims.reserve(r.victims.size());
   for (const kube::Pod* v : r.victims) req.victims.push_back(*v);
+  // Only a nomination the API shows is cleared, as upstream patches only
+  // the pods whose queued copy carries one.
+  for (const kube::Pod* p : nominator_.outranked_on(r.node, pod.priority))
+    if (!p->nominated_node_name.empty()) req.outranked.push_back(*p);
   nominator_.nominate(pod, r.node);
   binder_.spawn_preempt(std::move(req));
   return r.node;

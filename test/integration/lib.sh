@@ -146,6 +146,19 @@ scheduler_config() {
     cat; } >"$1"
 }
 
+# priority_classes NAME=VALUE[:Never]...: a PriorityClass NAME-$NS of each
+# value (preemptionPolicy Never when asked), deleted at exit.
+priority_classes() {
+  local spec value
+  for spec in "$@"; do on_exit k delete priorityclass "${spec%%=*}-$NS" '>/dev/null 2>&1'; done
+  for spec in "$@"; do
+    value=${spec#*=}
+    printf -- '---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: %s-%s}\n' "${spec%%=*}" "$NS"
+    printf 'value: %s\n' "${value%:Never}"
+    [[ $value != *:Never ]] || printf 'preemptionPolicy: Never\n'
+  done | k apply -f - >/dev/null
+}
+
 # pod NAME <<YAML (the spec, indented 2): a toy-scheduler pod in NS.
 pod() {
   { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: %s}\nspec:\n  schedulerName: toy-scheduler\n' "$1" "$NS"

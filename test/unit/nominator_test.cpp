@@ -76,6 +76,23 @@ TEST_CASE("Nominator: a nomination moves, ends, and counts only for pods it outr
   CHECK(counted(make_pod().name("low").obj(), "n1").empty());
 }
 
+TEST_CASE("Nominator: the pods a preemptor outranks on a node are those nominated there of strictly lower priority") {
+  sched::Nominator n;
+  n.nominate(make_pod().name("low").priority(10).obj(), "n1");
+  n.nominate(make_pod().name("equal").priority(100).obj(), "n1");
+  n.nominate(make_pod().name("high").priority(1000).obj(), "n1");
+  n.nominate(make_pod().name("elsewhere").priority(10).obj(), "n2");
+  const auto outranked = [&](const std::string& node, std::int32_t priority) {
+    std::vector<std::string> out;
+    for (const kube::Pod* q : n.outranked_on(node, priority)) out.push_back(q->name);
+    return out;
+  };
+  CHECK(outranked("n1", 100) == std::vector<std::string>{"low"});
+  CHECK(outranked("n1", 1001) == std::vector<std::string>{"low", "equal", "high"});
+  CHECK(outranked("n1", 10).empty());
+  CHECK(outranked("n3", 1000).empty());
+}
+
 TEST_CASE("A nominated pod keeps its room from pods of lower or equal priority, not from higher ones") {
   World w;
   w.cache.add_node(make_node().name("n1").cpu("1").obj());

@@ -197,6 +197,21 @@ TEST_CASE("DefaultPreemption: on by default with its args; disabled at postFilte
   CHECK_FALSE(profile_ok(multi.profiles[0]).preemption().has_value());
 }
 
+// Upstream clears a failed pod's nomination when its profile has no
+// PostFilter plugin at all; DynamicResources' PostFilter alone still counts.
+TEST_CASE("PostFilter: DynamicResources' stays when DefaultPreemption is disabled; '*' leaves none") {
+  const auto with = [](const std::string& plugins) {
+    return profile_ok(parse_ok(kHead + "profiles:\n- plugins:\n" + plugins).profiles[0]);
+  };
+  CHECK(profile_ok(parse_ok(kHead).profiles[0]).post_filter());
+  CHECK(with("    postFilter:\n      disabled: [{name: DefaultPreemption}]\n").post_filter());
+  const sched::Profile none = with("    postFilter:\n      disabled: [{name: '*'}]\n");
+  CHECK_FALSE(none.post_filter());
+  CHECK_FALSE(none.preemption().has_value());
+  CHECK_FALSE(
+      with("    multiPoint:\n      disabled: [{name: DefaultPreemption}, {name: DynamicResources}]\n").post_filter());
+}
+
 TEST_CASE("invalid configs: each one line naming the field, as kube-scheduler's") {
   const std::vector<std::pair<std::string, std::string>> cases{
       {kHead + "bogus: 1\n", "strict decoding error: unknown field \"bogus\""},

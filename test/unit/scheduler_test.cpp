@@ -3,34 +3,17 @@
 // and nothing here may send a request.
 #include <doctest/doctest.h>
 
-#include <boost/asio/io_context.hpp>
-
 #include "builders.hpp"
-#include "support/scripted_transport.hpp"
-#include "toysched/async/supervisor.hpp"
-#include "toysched/kube/api.hpp"
+#include "support/scheduler_peer.hpp"
 #include "toysched/log/log.hpp"
-#include "toysched/sched/scheduler.hpp"
-
-namespace toysched::sched {
-struct SchedulerTestPeer {
-  static Queue& queue(Scheduler& s) { return s.queue_; }
-  static void schedule_one(Scheduler& s, Queue::Item item) { s.schedule_one(std::move(item)); }
-};
-}  // namespace toysched::sched
 
 using namespace toysched;
-using sched::SchedulerTestPeer;
 using test::make_node;
 using test::make_pod;
 
 TEST_CASE("a pod whose assume fails is not lost: it goes to the error backoff, counted as an error") {
-  boost::asio::io_context io;
-  testing::ScriptedTransport transport(io.get_executor());
-  kube::Api api(transport);
-  async::Supervisor supervisor;
-  sched::Scheduler s(api, api, sched::SchedulerOptions{}, supervisor);
-
+  testing::SchedulerRig rig;
+  sched::Scheduler& s = rig.s;
   s.cache().add_node(make_node().name("n1").cpu("4").memory("32Gi").pods(110));
   kube::Pod pod = make_pod().ns("a").name("p").uid("u1").cpu("100m");
   // The cache already counts a pod with this UID (as after a missed delete):
@@ -39,12 +22,9 @@ TEST_CASE("a pod whose assume fails is not lost: it goes to the error backoff, c
   counted.node_name = "n1";
   s.cache().add_pod(counted);
 
-  auto& queue = SchedulerTestPeer::queue(s);
+  auto& queue = rig.queue();
   const auto now = sched::Queue::clock::now();
-  queue.add_or_update(pod, now);
-  auto item = queue.pop(now);
-  REQUIRE(item);
-  SchedulerTestPeer::schedule_one(s, std::move(*item));
+  rig.decide(pod, now);
 
   CHECK(s.stats().attempts_error == 1);
   CHECK(s.stats().binds_in_flight == 0);
@@ -54,20 +34,15 @@ TEST_CASE("a pod whose assume fails is not lost: it goes to the error backoff, c
   auto again = queue.pop(now + std::chrono::hours(1));
   REQUIRE(again);  // ...it is tried again
   CHECK(again->pod.uid == "u1");
-  io.run();                        // whatever the cycle spawned
-  CHECK(transport.points() == 0);  // and nothing was sent
+  rig.io.run();                        // whatever the cycle spawned
+  CHECK(rig.transport.points() == 0);  // and nothing was sent
 }
 
 namespace {
 
-// A Scheduler with no informers running and nothing scripted: a cycle that
-// sent a request would show in transport.points().
-struct Cycle {
-  boost::asio::io_context io;
-  testing::ScriptedTransport transport{io.get_executor()};
-  kube::Api api{transport};
-  async::Supervisor supervisor;
-  sched::Scheduler s{api, api, sched::SchedulerOptions{}, supervisor};
+// Nothing scripted: a cycle that sent a request would show in
+// transport.points().
+struct Cycle : testing::SchedulerRig {
   std::string log;
   Cycle() {
     log::capture_to(&log);
@@ -76,14 +51,6 @@ struct Cycle {
   ~Cycle() {
     log::capture_to(nullptr);
     log::set_verbosity(0);
-  }
-  sched::Queue& queue() { return SchedulerTestPeer::queue(s); }
-  // Queues the pod, pops it and runs one cycle on it, at `now`.
-  void decide(const kube::Pod& pod, sched::Queue::clock::time_point now) {
-    queue().add_or_update(pod, now);
-    auto item = queue().pop(now);
-    REQUIRE(item);
-    SchedulerTestPeer::schedule_one(s, std::move(*item));
   }
 };
 

@@ -73,6 +73,9 @@ struct PreemptRequest {
   kube::Pod preemptor;
   std::string node;
   std::vector<kube::Pod> victims;  // copies: the cache may drop them meanwhile
+  // Pods of lower priority nominated to `node`: the preemptor takes the
+  // room they were promised, so their nominations are cleared first.
+  std::vector<kube::Pod> outranked;
 };
 
 // What the binding cycle reads and updates, owned by the Scheduler.
@@ -133,6 +136,7 @@ class Binder {
   void handle_bind_failure(const BindRequest& req, const kube::ApiError& err);
   boost::asio::awaitable<void> preempt(PreemptRequest req);
   boost::asio::awaitable<bool> evict(trace::TaskScope& task, const PreemptRequest& req, const kube::Pod& victim);
+  boost::asio::awaitable<bool> clear_outranked(trace::TaskScope& task, const PreemptRequest& req);
   boost::asio::awaitable<void> keep_connections_warm();
 
   kube::Api& api_;

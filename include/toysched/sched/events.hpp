@@ -124,6 +124,9 @@ class EventRecorder {
 // With `nominate`: also "nominatedNodeName": the node, or null for "".
 std::string pod_scheduled_false_patch(const std::string& uid, const std::string& reason, const std::string& message,
                                       const std::optional<std::string>& nominate = std::nullopt);
+// {"metadata":{"uid":UID},"status":{"nominatedNodeName":null}}: a nomination
+// that no longer holds, cleared on that pod only.
+std::string clear_nomination_patch(const std::string& uid);
 // {"metadata":{"uid":UID},"status":{"conditions":[{"type":"DisruptionTarget","status":"True",
 // "reason":"PreemptionByScheduler","message":"SCHEDULER: preempting to accommodate a higher priority pod",...}]}}
 std::string disruption_target_patch(const std::string& uid, const std::string& scheduler_name);

@@ -14,6 +14,7 @@
 
 #include "toysched/kube/objects.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -36,6 +37,12 @@ class Nominator {
   // those of priority at least pod's, `pod` itself left out. Empty, and
   // allocating nothing, when there are none. Valid until the next change.
   std::vector<const kube::Pod*> counted_on(const kube::Pod& pod, const std::string& node) const;
+  // The pods nominated to `node` of priority below `priority`: those a
+  // preemption there may leave without room (upstream's
+  // getLowerPriorityNominatedPods). Each as its last copy: its
+  // nominated_node_name is what the API last showed ("" until our own
+  // nomination of it comes back).
+  std::vector<const kube::Pod*> outranked_on(const std::string& node, std::int32_t priority) const;
 
  private:
   struct Entry {

@@ -49,6 +49,12 @@ class Profile {
   // pod that fits nowhere preempts nothing (preemption.hpp).
   const std::optional<PreemptionArgs>& preemption() const noexcept { return preemption_; }
   void set_preemption(std::optional<PreemptionArgs> args) { preemption_ = args; }
+  // Whether any PostFilter plugin is enabled: DefaultPreemption, or
+  // DynamicResources' alone (which toy-scheduler does not run: for the pods
+  // it decides, those without claims, it nominates nothing). A profile with
+  // none ends a failed pod's nomination, as upstream's (schedule_one.go).
+  bool post_filter() const noexcept { return post_filter_; }
+  void set_post_filter(bool any) { post_filter_ = any; }
 
   // Every filter of this profile on one node, PreFilter included, as a
   // decision would run them (tests and reports; the cycle never calls it).
@@ -61,6 +67,7 @@ class Profile {
   std::vector<Plugin*> filters_;
   std::vector<WeightedPlugin> scorers_;
   std::optional<PreemptionArgs> preemption_ = PreemptionArgs{};
+  bool post_filter_ = true;
 };
 
 }  // namespace toysched::sched

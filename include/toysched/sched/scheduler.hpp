@@ -9,8 +9,9 @@
 //                └─► Queue ── pop ─► schedule_one: decide (filter, score)
 //   watch/namespaces, services, … ─► ClusterObjects ──┘ (cluster_objects.hpp)
 //                                      │ no fit ─► preemption (preemption.hpp): victims?
-//                                      │            └ yes ─► Binder: spawn preempt/<ns>/<pod>: for each
-//                                      │                     victim DisruptionTarget, DELETE, Preempted event
+//                                      │            └ yes ─► Binder: spawn preempt/<ns>/<pod>: nominations of
+//                                      │                     lower priority there cleared; for each victim
+//                                      │                     DisruptionTarget, DELETE, Preempted event
 //                                      │           ─► handle_scheduling_failure (nominatedNodeName)
 //                                      └ fit ─► assume ─► Binder: spawn bind/<ns>/<pod>
 //                                                           │ 201: wait for the watch
@@ -125,7 +126,7 @@ class Scheduler {
   std::vector<std::string> profile_names() const;
 
  private:
-  friend struct SchedulerTestPeer;  // test/unit/scheduler_test.cpp: one cycle without the loop
+  friend struct SchedulerTestPeer;  // test/unit/support/scheduler_peer.hpp: one cycle without the loop
 
   // A profile and where its sampled search starts next.
   struct ActiveProfile {
@@ -152,6 +153,8 @@ class Scheduler {
   // it); has the binder carry it out when victims are chosen.
   std::optional<std::string> post_filter(const kube::Pod& pod, const ActiveProfile& prof, const Cluster& cluster,
                                          Decision& d);
+  // The pod's nomination ends: "" (clear it) if it had one, else nullopt.
+  std::optional<std::string> end_nomination(const kube::Pod& pod);
 
   kube::Api& api_;
   SchedulerOptions opts_;

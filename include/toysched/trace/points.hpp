@@ -23,6 +23,7 @@
   X(bind_check, "bind.check", "GET the pod: was a replayed bind's 409 our own bind?")                   \
   X(bind_keep_warm, "bind.keep_warm", "bind connections open; looked after every 15 s")                 \
   X(preempt_patch, "preempt.patch", "PATCH a victim's status: DisruptionTarget")                        \
+  X(preempt_clear, "preempt.clear", "PATCH an outranked pod's status: nominatedNodeName cleared")       \
   X(preempt_delete, "preempt.delete", "DELETE a victim of a preemption")                                \
   X(watch_list, "watch.list", "LIST (initial or relist) in flight")                                     \
   X(watch_open, "watch.open", "opening a watch stream")                                                 \

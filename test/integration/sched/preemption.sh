@@ -16,29 +16,7 @@ source "$(dirname "$0")/../lib.sh"
 use_private_lab --nodes 2
 start_toy "$TEST_TMP/toy.log" -v=2
 
-on_exit k delete priorityclass "low-$NS" "mid-$NS" "high-$NS" "never-$NS" '>/dev/null 2>&1'
-k apply -f - >/dev/null <<YAML
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: low-$NS}
-value: 10
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: mid-$NS}
-value: 500
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high-$NS}
-value: 1000
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: never-$NS}
-value: 1000
-preemptionPolicy: Never
-YAML
+priority_classes low=10 mid=500 high=1000 never=1000:Never
 
 # held NAME NODE CPU [CLASS [APP]]: a pod of priority class CLASS (default
 # low) labelled app=APP, pinned to NODE, that a finalizer keeps in

@@ -14,18 +14,7 @@ use_private_lab --nodes 3 --zones 3 --controllers --kube-scheduler
 start_toy "$TEST_TMP/toy.log" -v=2
 KUBE_NS=$NS-kube
 k create namespace "$KUBE_NS" >/dev/null
-on_exit k delete priorityclass "user-$NS" "urgent-$NS" '>/dev/null 2>&1'
-k apply -f - >/dev/null <<YAML
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: user-$NS}
-value: 10
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: urgent-$NS}
-value: 1000
-YAML
+priority_classes user=10 urgent=1000
 
 source "$(dirname "$0")/side_by_side.sh"
 # bound_claim NAMESPACE NAME ACCESS [ZONE-LABEL]: a hostPath volume (labelled

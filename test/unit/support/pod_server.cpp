@@ -37,7 +37,9 @@ std::string PodServer::pod_json(const ServerPod& p) {
   w.key("spec").object().field("schedulerName", "toy-scheduler");
   if (!p.node.empty()) w.field("nodeName", p.node);
   w.key("containers").array().object().field("name", "c").field("image", "pause").end().end().end();
-  w.key("status").object().field("phase", p.node.empty() ? "Pending" : "Running").end();
+  w.key("status").object().field("phase", p.node.empty() ? "Pending" : "Running");
+  if (!p.nominated.empty()) w.field("nominatedNodeName", p.nominated);
+  w.end();
   return std::move(w.end()).str();
 }
 
@@ -130,6 +132,9 @@ Reply PodServer::patch_status(const kube::HttpRequest& req) {
   if (!p->node.empty() && req.body.find(R"("type":"PodScheduled","status":"False")") != std::string::npos)
     ++stale_false_patches_;
   if (req.body.find("DisruptionTarget") != std::string::npos) p->disrupted = true;
+  if (req.body.find(R"("nominatedNodeName":null)") != std::string::npos) p->nominated.clear();
+  if (req.body.find(R"("nominatedNodeName":")") != std::string::npos)
+    p->nominated = string_after(req.body, "\"nominatedNodeName\":");
   modify(p->ns + "/" + p->name);
   return Reply{200, pod_json(*p)};
 }

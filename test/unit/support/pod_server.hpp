@@ -2,7 +2,8 @@
 // resourceVersions, the history a watch replays from a resourceVersion (410
 // below the compaction point), and the writes the scheduler makes: the
 // binding subresource (409 when already bound or another UID), status
-// patches (422 on another UID), deletes with a UID precondition.
+// patches (422 on another UID; status.nominatedNodeName set or cleared),
+// deletes with a UID precondition.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,10 @@ namespace toysched::testing {
 struct ServerPod {
   std::string ns, name, uid, node;
   std::uint64_t rv = 0;
-  int bindings = 0;        // POST binding accepted
-  int patches = 0;         // status patches applied
-  bool disrupted = false;  // a DisruptionTarget condition was patched in
+  int bindings = 0;         // POST binding accepted
+  int patches = 0;          // status patches applied
+  bool disrupted = false;   // a DisruptionTarget condition was patched in
+  std::string nominated{};  // status.nominatedNodeName
 };
 
 class PodServer {
