@@ -83,6 +83,6 @@ YAML
 [ "$(k -n "$NS" get pod p2 -o jsonpath='{.spec.schedulerName}')" = default-scheduler ] || fail "p2 names a scheduler"
 wait_until 30 "p2 (no schedulerName) bound" '[ -n "$(node_of p2)" ]'
 kill -0 "$KUBE_PID" || fail "kube-scheduler (toy-scheduler) exited"
-if grep -iE '403|forbidden' "$TEST_TMP/kube.log"; then fail "refused something as system:kube-scheduler"; fi
+if grep -iwE '403|forbidden' "$TEST_TMP/kube.log"; then fail "refused something as system:kube-scheduler"; fi
 if grep -E '^W' "$TEST_TMP/kube.log"; then fail "warnings on kubeadm's command line as kube-scheduler"; fi
 pass "as kube-scheduler with system:kube-scheduler's certificate: Lease kube-scheduler held by $(holder kube-scheduler), p2 (default-scheduler) on $(node_of p2), no 403, no warning"
