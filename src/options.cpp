@@ -219,9 +219,8 @@ void add_scheduling_flags(CLI::App& app, Options& o) {
                  "rule; 100: every node).")
       ->check(CLI::Range(0, 100));
   app.add_flag("--ignore-unsupported-constraints", o.ignore_unsupported_constraints,
-               "Bind pods whose hard constraints toy-scheduler cannot evaluate (ephemeral volumes, resource "
-               "claims) as if "
-               "those were absent. Default: leave them pending with a FailedScheduling event.");
+               "Bind pods whose hard constraints toy-scheduler cannot evaluate (resource claims) as if those "
+               "were absent. Default: leave them pending with a FailedScheduling event.");
   app.add_flag("--dry-run", o.dry_run,
                "Decide and explain (/debug/explain, -v=10 scores) but never bind and never write events or "
                "pod status: try a profile on a live cluster safely. A decided pod counts on its node in the "

@@ -144,6 +144,21 @@ void decode_balanced(const YAML::Node& args, const std::string& path) {
     not_implemented(at(path, "resources"), "NodeResourcesBalancedAllocation over resources other than cpu and memory");
 }
 
+void decode_volume_binding(const YAML::Node& args, const std::string& path, std::int64_t& timeout) {
+  Fields f = args_fields(args, path, "VolumeBindingArgs");
+  if (auto v = f.take("bindTimeoutSeconds"); !is_unset(v))
+    timeout = read_int(v, at(path, "bindTimeoutSeconds"), kInt64Min, kInt64Max);
+  // StorageCapacityScoring is off by default in v1.36.3, and so here.
+  if (!is_unset(f.take("shape")))
+    throw ConfigError(at(path, "shape") +
+                      ": Invalid value: unexpected field `shape`, remove it or turn on the feature gate "
+                      "StorageCapacityScoring");
+  f.finish();
+  if (timeout < 0)
+    throw ConfigError(at(path, "bindTimeoutSeconds") + ": Invalid value: " + std::to_string(timeout) +
+                      ": invalid BindTimeoutSeconds, should not be a negative value");
+}
+
 }  // namespace
 
 void decode_plugin_args(const std::string& name, const YAML::Node& args, const std::string& path, PluginArgs& out) {
@@ -155,6 +170,8 @@ void decode_plugin_args(const std::string& name, const YAML::Node& args, const s
     decode_spread(args, path, out);
   } else if (name == "DefaultPreemption") {
     decode_preemption(args, path, out.preemption);
+  } else if (name == "VolumeBinding") {
+    decode_volume_binding(args, path, out.bind_timeout_seconds);
   } else if (name == "NodeResourcesBalancedAllocation") {
     decode_balanced(args, path);
   } else if (name == "NodeAffinity") {

@@ -169,6 +169,35 @@ asio::awaitable<api_result<void>> Api::patch_pod_status(std::string_view ns, std
   co_return api_result<void>{};
 }
 
+template <class T>
+asio::awaitable<api_result<T>> Api::merge_patch(std::string target, std::string patch, RequestLimits limits,
+                                                std::string what) {
+  HttpRequest req;
+  req.verb = http::verb::patch;
+  req.target = std::move(target);
+  req.content_type = "application/merge-patch+json";
+  req.body = std::move(patch);
+  req.limits = std::move(limits);
+  auto r = co_await call(std::move(req), what);
+  if (!r) co_return r.error();
+  auto obj = decoder_.object<T>(r->body);
+  if (!obj) co_return ApiError{obj.error(), r->status, std::nullopt, "decode " + what + ": " + obj.error().message()};
+  co_return std::move(*obj);
+}
+
+asio::awaitable<api_result<PersistentVolume>> Api::patch_volume(std::string_view name, std::string patch,
+                                                                RequestLimits limits) {
+  return merge_patch<PersistentVolume>("/api/v1/persistentvolumes/" + std::string(name), std::move(patch),
+                                       std::move(limits), "patch persistentvolume " + std::string(name));
+}
+
+asio::awaitable<api_result<PersistentVolumeClaim>> Api::patch_claim(std::string_view ns, std::string_view name,
+                                                                    std::string patch, RequestLimits limits) {
+  return merge_patch<PersistentVolumeClaim>(
+      "/api/v1/namespaces/" + std::string(ns) + "/persistentvolumeclaims/" + std::string(name), std::move(patch),
+      std::move(limits), "patch persistentvolumeclaim " + std::string(ns) + "/" + std::string(name));
+}
+
 asio::awaitable<api_result<void>> Api::delete_pod(std::string_view ns, std::string_view name, std::string_view uid,
                                                   RequestLimits limits) {
   json::Writer w;

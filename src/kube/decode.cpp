@@ -484,9 +484,14 @@ template <class T>
 result<WatchEvent<T>> Decoder::event(std::string_view line, std::size_t readable) {
   return one_event<T>(*impl_, line, readable);
 }
-#define TOYSCHED_DECODE(Type, ...)                                                              \
-  template result<List<Type>> Decoder::list<Type>(std::string_view json, std::size_t readable); \
-  template result<WatchEvent<Type>> Decoder::event<Type>(std::string_view line, std::size_t readable);
+template <class T>
+result<T> Decoder::object(std::string_view json, std::size_t readable) {
+  return one<T>(*impl_, json, readable);
+}
+#define TOYSCHED_DECODE(Type, ...)                                                                     \
+  template result<List<Type>> Decoder::list<Type>(std::string_view json, std::size_t readable);        \
+  template result<WatchEvent<Type>> Decoder::event<Type>(std::string_view line, std::size_t readable); \
+  template result<Type> Decoder::object<Type>(std::string_view json, std::size_t readable);
 TOYSCHED_KINDS(TOYSCHED_DECODE)
 #undef TOYSCHED_DECODE
 

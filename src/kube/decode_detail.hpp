@@ -190,10 +190,12 @@ struct Meta {
   std::optional<TimePoint> created;
   StringPairs labels;
   std::vector<OwnerReference> owners;
-  // A claim's annotations (want_claim): volume.beta.kubernetes.io/storage-class
-  // as written, and whether pv.kubernetes.io/bind-completed is there.
+  // A claim's or volume's annotations (want_claim):
+  // volume.beta.kubernetes.io/storage-class as written, whether
+  // pv.kubernetes.io/bind-completed is there, volume.kubernetes.io/selected-node.
   std::optional<std::string> beta_storage_class;
   bool bind_completed = false;
+  std::optional<std::string> selected_node;
 };
 
 // decode_meta.cpp. Labels and owner references cost allocations, the claim

@@ -13,9 +13,9 @@ namespace {
 // The common walk: metadata into `m` (what the kind keeps of it is then
 // moved into `obj`), every other top-level field handed to `top(key, value)`.
 template <class T, class Top>
-errc get_object(od::value& v, T& obj, Meta& m, bool want_labels, bool want_claim, Top&& top) {
+errc get_object(od::value& v, T& obj, Meta& m, bool want_labels, bool want_claim, Top&& top, bool want_owners = false) {
   TS_TRY(fields(v, [&](std::string_view k, od::value& val) {
-    if (k == "metadata") return get_meta(val, m, want_labels, false, want_claim);
+    if (k == "metadata") return get_meta(val, m, want_labels, want_owners, want_claim);
     return top(k, val);
   }));
   TS_TRY(require(m, false, false));
@@ -58,33 +58,71 @@ errc get_replication_controller(od::value& v, ReplicationController& rc) { retur
 errc get_replica_set(od::value& v, ReplicaSet& rs) { return get_label_selector_kind(v, rs); }
 errc get_stateful_set(od::value& v, StatefulSet& ss) { return get_label_selector_kind(v, ss); }
 
-errc get_persistent_volume_claim(od::value& v, PersistentVolumeClaim& c) {
-  Meta m;
-  TS_TRY(get_object(v, c, m, false, true, [&](std::string_view k, od::value& val) {
-    if (k != "spec") return errc::ok;
-    return fields(val, [&](std::string_view sk, od::value& sv) {
-      if (sk == "volumeName") return get(sv, c.volume_name);
-      if (sk == "storageClassName") return get(sv, c.storage_class_name);
-      if (sk == "accessModes") {
-        return elements(sv, [&](od::value& mode) {
-          std::string_view m;
-          TS_SJ(mode.get_string().get(m));
-          if (m == "ReadWriteOncePod") c.read_write_once_pod = true;
-          return errc::ok;
-        });
-      }
-      return errc::ok;
-    });
-  }));
-  // storage/util's GetPersistentVolumeClaimClass: the beta annotation,
-  // when there, wins over spec.storageClassName.
-  if (m.beta_storage_class) c.storage_class_name = std::move(m.beta_storage_class);
-  c.bind_completed = m.bind_completed;
+namespace {
+
+// spec.accessModes, as AccessMode bits.
+errc get_access_modes(od::value& v, std::uint8_t& out) {
+  return elements(v, [&](od::value& mode) {
+    std::string_view m;
+    TS_SJ(mode.get_string().get(m));
+    if (m == "ReadWriteOnce") out |= kReadWriteOnce;
+    if (m == "ReadOnlyMany") out |= kReadOnlyMany;
+    if (m == "ReadWriteMany") out |= kReadWriteMany;
+    if (m == "ReadWriteOncePod") out |= kReadWriteOncePod;
+    return errc::ok;
+  });
+}
+
+// The `storage` entry of a resource list, in bytes (0: absent).
+errc get_storage(od::value& v, std::int64_t& out) {
+  ResourceList list;
+  TS_TRY(get_resources(v, list));
+  for (const auto& [name, value] : list.r.extended)
+    if (name == "storage") out = value;
   return errc::ok;
 }
 
-errc get_persistent_volume(od::value& v, PersistentVolume& pv) {
-  return get_kind(v, pv, true, [&](std::string_view k, od::value& val) {
+errc get_volume_mode(od::value& v, bool& block) {
+  std::string mode;
+  TS_TRY(get(v, mode));
+  block = mode == "Block";
+  return errc::ok;
+}
+
+errc get_claim_spec(od::value& v, PersistentVolumeClaim& c) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "volumeName") return get(val, c.volume_name);
+    if (k == "storageClassName") return get(val, c.storage_class_name);
+    if (k == "accessModes") return get_access_modes(val, c.access_modes);
+    if (k == "volumeMode") return get_volume_mode(val, c.block);
+    if (k == "volumeAttributesClassName") return get(val, c.attributes_class);
+    if (k == "selector") return get_label_selector(val, c.selector);
+    if (k != "resources") return errc::ok;
+    return fields(val, [&](std::string_view rk, od::value& rv) {
+      return rk == "requests" ? get_storage(rv, c.storage_request) : errc::ok;
+    });
+  });
+}
+
+errc get_claim_ref(od::value& v, std::optional<ClaimRef>& out) {
+  if (is_null(v)) return errc::ok;
+  ClaimRef& r = out.emplace();
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "namespace") return get(val, r.ns);
+    if (k == "name") return get(val, r.name);
+    if (k == "uid") return get(val, r.uid);
+    return errc::ok;
+  });
+}
+
+errc get_volume_spec(od::value& v, PersistentVolume& pv) {
+  return fields(v, [&](std::string_view k, od::value& val) {
+    if (k == "capacity") return get_storage(val, pv.capacity);
+    if (k == "accessModes") return get_access_modes(val, pv.access_modes);
+    if (k == "volumeMode") return get_volume_mode(val, pv.block);
+    if (k == "volumeAttributesClassName") return get(val, pv.attributes_class);
+    if (k == "storageClassName") return get(val, pv.storage_class_name);
+    if (k == "claimRef") return get_claim_ref(val, pv.claim_ref);
     if (k == "csi" && !is_null(val)) {
       return fields(val, [&](std::string_view ck, od::value& cv) {
         if (ck == "driver") return get(cv, pv.csi_driver);
@@ -103,11 +141,61 @@ errc get_persistent_volume(od::value& v, PersistentVolume& pv) {
   });
 }
 
+}  // namespace
+
+errc get_persistent_volume_claim(od::value& v, PersistentVolumeClaim& c) {
+  Meta m;
+  TS_TRY(get_object(
+      v, c, m, false, true,
+      [&](std::string_view k, od::value& val) { return k == "spec" ? get_claim_spec(val, c) : errc::ok; }, true));
+  c.read_write_once_pod = (c.access_modes & kReadWriteOncePod) != 0;
+  // storage/util's GetPersistentVolumeClaimClass: the beta annotation,
+  // when there, wins over spec.storageClassName.
+  if (m.beta_storage_class) c.storage_class_name = std::move(m.beta_storage_class);
+  c.bind_completed = m.bind_completed;
+  c.selected_node = std::move(m.selected_node);
+  for (const OwnerReference& o : m.owners)
+    if (o.controller) c.controller_uid = o.uid;
+  return errc::ok;
+}
+
+errc get_persistent_volume(od::value& v, PersistentVolume& pv) {
+  Meta m;
+  TS_TRY(get_object(v, pv, m, true, true, [&](std::string_view k, od::value& val) {
+    if (k == "spec") return get_volume_spec(val, pv);
+    if (k != "status") return errc::ok;
+    return fields(val, [&](std::string_view sk, od::value& sv) {
+      if (sk != "phase") return errc::ok;
+      std::string phase;
+      TS_TRY(get(sv, phase));
+      pv.available = phase == "Available";
+      return errc::ok;
+    });
+  }));
+  if (m.beta_storage_class) pv.storage_class_name = std::move(*m.beta_storage_class);
+  return errc::ok;
+}
+
 // A StorageClass has no spec: volumeBindingMode is a top-level field.
 errc get_storage_class(od::value& v, StorageClass& sc) {
   Meta m;
   return get_object(v, sc, m, false, false, [&](std::string_view k, od::value& val) {
     if (k == "provisioner") return get(val, sc.provisioner);
+    if (k == "allowedTopologies") {
+      return elements(val, [&](od::value& term) {
+        TopologyTerm& t = sc.allowed_topologies.emplace_back();
+        return fields(term, [&](std::string_view tk, od::value& tv) {
+          if (tk != "matchLabelExpressions") return errc::ok;
+          return elements(tv, [&](od::value& e) {
+            auto& [key, values] = t.expressions.emplace_back();
+            return fields(e, [&](std::string_view ek, od::value& ev) {
+              if (ek == "key") return get(ev, key);
+              return ek == "values" ? get_strings(ev, values) : errc::ok;
+            });
+          });
+        });
+      });
+    }
     if (k != "volumeBindingMode") return errc::ok;
     std::string mode;
     TS_TRY(get(val, mode));

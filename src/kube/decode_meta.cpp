@@ -31,6 +31,8 @@ errc get_annotations(od::value& v, Meta& m, bool want_claim) {
       return get(val, m.beta_storage_class.emplace());
     } else if (want_claim && k == "pv.kubernetes.io/bind-completed") {
       m.bind_completed = true;  // metav1.HasAnnotation: the value is not read
+    } else if (want_claim && k == "volume.kubernetes.io/selected-node") {
+      return get(val, m.selected_node.emplace());
     }
     return errc::ok;
   });

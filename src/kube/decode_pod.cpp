@@ -87,8 +87,9 @@ errc get_inline_disk(od::value& v, InlineDisk::Kind kind, Pod& p) {
 }
 
 // Volumes that constrain where a pod goes: a claim (the volume plugins look
-// it up), an in-tree disk (VolumeRestrictions), an ephemeral volume
-// (refused to a pending pod; counted by NodeVolumeLimits on a placed one).
+// it up), an in-tree disk (VolumeRestrictions), an ephemeral volume (the
+// claim the ephemeral-volume controller makes for it, named after the pod
+// and the volume, which the volume plugins look up in turn).
 // Other kinds (emptyDir, configMap, projected, hostPath ...) constrain
 // nothing.
 errc get_volume(od::value& v, Pod& p) {
@@ -106,7 +107,7 @@ errc get_volume(od::value& v, Pod& p) {
     if (k == "awsElasticBlockStore") return get_inline_disk(val, InlineDisk::Kind::aws_ebs, p);
     if (k == "iscsi") return get_inline_disk(val, InlineDisk::Kind::iscsi, p);
     if (k == "rbd") return get_inline_disk(val, InlineDisk::Kind::rbd, p);
-    if (k == "ephemeral") ephemeral = p.unsupported.ephemeral_volume = true;
+    if (k == "ephemeral") ephemeral = true;
     return errc::ok;
   }));
   if (ephemeral) p.ephemeral_volumes.push_back(std::move(name));

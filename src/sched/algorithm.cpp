@@ -238,7 +238,6 @@ Decision refuse_unsupported(const kube::Pod& pod) {
     if (count++ > 0) fields += ", ";
     fields += field;
   };
-  add(u.ephemeral_volume, "spec.volumes[].ephemeral");
   add(u.resource_claims, "spec.resourceClaims");
   return not_scheduled(Decision{}, false,
                        "toy-scheduler does not evaluate " + fields + ": the pod stays pending rather than be bound " +

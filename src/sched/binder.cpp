@@ -68,6 +68,7 @@ asio::awaitable<void> Binder::bind(BindRequest req) {
   util::scope_exit release([&] {
     --ctx_.stats.binds_in_flight;
     if (!settled) {  // an exception or a stop: undo the assumption, try again later
+      for (auto& work : req.pre_binds) work->unreserve();
       ctx_.cache.forget(req.pod.uid);
       ctx_.queue.backoff(req.pod.uid, clock::now());
       ctx_.move_unschedulable("AssignedPodDelete");
@@ -81,6 +82,10 @@ asio::awaitable<void> Binder::bind(BindRequest req) {
   if (ctx_.order.in_flight(req.pod.uid)) {
     TS_LOG(4, "Bind waits for the pod's status patch in flight", {"pod", key(req.pod)});
     co_await ctx_.order.settled(req.pod.uid, task, trace::points::bind_status_patch);
+  }
+  if (!req.pre_binds.empty() && !co_await pre_bind(task, req)) {
+    settled = true;
+    co_return;
   }
   auto slot = co_await slots_.acquire(task, trace::points::bind_slot);
   if (!slot) co_return;                // stopping: undone by the guard
@@ -154,8 +159,43 @@ void Binder::log_stages(const BindRequest& req, std::string_view what) {
          {"freshConnection", req.times.fresh_connection});
 }
 
+// PreBind, plugin by plugin: false when one failed (handled here).
+asio::awaitable<bool> Binder::pre_bind(trace::TaskScope& task, BindRequest& req) {
+  const kube::Pod& pod = req.pod;
+  auto pod_exists = [this, &pod] {
+    const kube::Pod* now = ctx_.informer_pod(pod);
+    return now != nullptr && now->uid == pod.uid;
+  };
+  for (auto& work : req.pre_binds) {
+    std::string error = co_await work->run(PreBindContext{api_, task, pod_exists, gate_});
+    if (!error.empty()) {
+      handle_pre_bind_failure(req, work->plugin(), error);
+      co_return false;
+    }
+  }
+  co_return true;
+}
+
+// As upstream's binding-cycle error: the pod's assumptions are undone and it
+// is tried again after its backoff, with a FailedScheduling event.
+void Binder::handle_pre_bind_failure(const BindRequest& req, PluginId plugin, const std::string& error) {
+  const kube::Pod& pod = req.pod;
+  if (ctx_.observer.attempt) ctx_.observer.attempt("error", pod.scheduler_name, seconds_since(req.times.popped));
+  for (auto& work : req.pre_binds) work->unreserve();
+  ctx_.cache.forget(pod.uid);
+  ctx_.move_unschedulable("AssignedPodDelete");
+  ++ctx_.stats.bind_errors;
+  const std::string message = "running PreBind plugin \"" + std::string(plugin_name(plugin)) + "\": " + error;
+  TS_ERROR("Failed to bind volumes of pod", {"pod", key(pod)}, {"node", req.node}, {"err", message});
+  ctx_.queue.backoff(pod.uid, clock::now());
+  const std::optional<std::string> clear =
+      pod.nominated_node_name.empty() ? std::nullopt : std::optional<std::string>("");
+  ctx_.events.failed_scheduling(pod, message, true, clear);
+}
+
 void Binder::handle_bind_failure(const BindRequest& req, const kube::ApiError& err) {
   const kube::Pod& pod = req.pod;
+  for (auto& work : req.pre_binds) work->unreserve();
   // A failed binding cycle is an "error" attempt upstream, a lost race included.
   if (ctx_.observer.attempt) ctx_.observer.attempt("error", pod.scheduler_name, seconds_since(req.times.popped));
   ctx_.cache.forget(pod.uid);

@@ -136,6 +136,12 @@ const kube::PersistentVolumeClaim* ClusterObjectIndex::claim(std::string_view ns
 const kube::PersistentVolume* ClusterObjectIndex::volume(std::string_view name) const {
   return find_in(volumes_, name);
 }
+std::vector<const kube::PersistentVolume*> ClusterObjectIndex::volumes_of_class(std::string_view name) const {
+  std::vector<const kube::PersistentVolume*> out;
+  for (const auto& [_, pv] : volumes_)
+    if (pv.storage_class_name == name) out.push_back(&pv);
+  return out;
+}
 const kube::StorageClass* ClusterObjectIndex::storage_class(std::string_view name) const {
   return find_in(classes_, name);
 }

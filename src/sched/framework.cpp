@@ -2,6 +2,7 @@
 // normalization most score plugins use. Texts are upstream's, word for
 // word: users grep for them and `kubectl describe pod` shows them.
 #include "toysched/sched/framework.hpp"
+#include "toysched/sched/pre_bind.hpp"
 
 namespace toysched::sched {
 
@@ -74,6 +75,10 @@ class OneRejection final : public FilterSink {
   FilterStatus status;
 };
 }  // namespace
+
+std::unique_ptr<PreBind> Plugin::reserve(const kube::Pod& /*pod*/, const NodeInfo& /*ni*/, const Cluster& /*cluster*/) {
+  return nullptr;
+}
 
 FilterStatus filter_one(std::span<Plugin* const> filters, const kube::Pod& pod, const NodeInfo& ni) {
   const NodeInfo* one[] = {&ni};

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "toysched/sched/pre_bind.hpp"
+
 namespace toysched::sched {
 Plugin& Profile::add(std::unique_ptr<Plugin> p) {
   owned_.push_back(std::move(p));
@@ -11,6 +13,14 @@ Plugin& Profile::add(std::unique_ptr<Plugin> p) {
 Plugin* Profile::find(PluginId id) const noexcept {
   auto it = std::find_if(owned_.begin(), owned_.end(), [&](const auto& p) { return p->id() == id; });
   return it == owned_.end() ? nullptr : it->get();
+}
+
+std::vector<std::unique_ptr<PreBind>> Profile::reserve(const kube::Pod& pod, const NodeInfo& ni,
+                                                       const Cluster& cluster) const {
+  std::vector<std::unique_ptr<PreBind>> work;
+  for (Plugin* p : filters_)
+    if (auto w = p->reserve(pod, ni, cluster)) work.push_back(std::move(w));
+  return work;
 }
 
 Plugin& Profile::instance(PluginId id, const PluginArgs& args) {

@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "toysched/log/log.hpp"
+#include "toysched/sched/pre_bind.hpp"
 #include "toysched/trace/tasks.hpp"
 
 namespace toysched::sched {
@@ -203,8 +204,11 @@ void Scheduler::schedule_one(Queue::Item item) {
   nominator_.remove(pod.uid);  // it counts on its node as assumed now
   ++stats_.attempts_scheduled;
   times.decided = clock::now();
+  // Reserve: the plugins assume what the pod's binding needs (its volumes).
+  std::vector<std::unique_ptr<PreBind>> pre_binds;
+  if (const NodeInfo* ni = cache_.node(d.node)) pre_binds = prof->profile.reserve(pod, *ni, cluster);
   binder_.spawn_bind(BindRequest{std::move(item.pod), std::move(d.node), d.evaluated_nodes, d.feasible_nodes,
-                                 item.attempts, item.first_queued, times});
+                                 item.attempts, item.first_queued, times, std::move(pre_binds)});
 }
 
 // -v=10, as kube-scheduler's prioritizeNodes logs them: each plugin's

@@ -195,6 +195,30 @@ spec:
 YAML
 }
 
+# stateful_set NAMESPACE NAME REPLICAS [schedulerName]: a StatefulSet of
+# pause pods (label app=NAME, started in parallel), each with a 1Gi claim
+# "data" from a template of the default class.
+stateful_set() {
+  k -n "$1" apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: $2}
+spec:
+  replicas: $3
+  serviceName: $2
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: $2}}
+  template:
+    metadata: {labels: {app: $2}}
+    spec:
+      ${4:+schedulerName: $4}
+      containers: [{name: c, image: registry.k8s.io/pause:3.9, volumeMounts: [{name: data, mountPath: /data}]}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+YAML
+}
+
 # node_of POD: its spec.nodeName (empty while pending).
 node_of() { k -n "$NS" get pod "$1" -o jsonpath='{.spec.nodeName}'; }
 

@@ -474,6 +474,62 @@ TEST_CASE("decode: a PersistentVolume's CSI driver and handle") {
   CHECK(null_csi->object.csi_driver.empty());
 }
 
+TEST_CASE("decode: what VolumeBinding matches a WaitForFirstConsumer claim to a volume by") {
+  Decoder d;
+  auto c = d.event<PersistentVolumeClaim>(
+      event("ADDED",
+            R"({"metadata":{"name":"data-web-0","namespace":"shop","uid":"c1","resourceVersion":"7",)"
+            R"("annotations":{"volume.kubernetes.io/selected-node":"n2","other":"x"},)"
+            R"("ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"web-0","uid":"p1","controller":true}]},)"
+            R"("spec":{"accessModes":["ReadWriteOnce","ReadOnlyMany"],"volumeMode":"Block",)"
+            R"("resources":{"requests":{"storage":"2Gi"}},"selector":{"matchLabels":{"tier":"fast"}},)"
+            R"("storageClassName":"lab-standard","volumeAttributesClassName":"gold"},"status":{"phase":"Pending"}})"));
+  REQUIRE(c.has_value());
+  CHECK(c->object.access_modes == (kReadWriteOnce | kReadOnlyMany));
+  CHECK(c->object.block);
+  CHECK(c->object.storage_request == 2 * (std::int64_t{1} << 30));
+  REQUIRE(c->object.selector.has_value());
+  CHECK(c->object.selector->match_labels == StringPairs{{"tier", "fast"}});
+  CHECK(c->object.selected_node == "n2");
+  CHECK(c->object.controller_uid == "p1");
+  CHECK(c->object.attributes_class == "gold");
+  CHECK_FALSE(c->object.read_write_once_pod);
+
+  auto pv = d.event<PersistentVolume>(
+      event("MODIFIED",
+            R"({"metadata":{"name":"pv-1","uid":"v1","resourceVersion":"9",)"
+            R"("annotations":{"volume.beta.kubernetes.io/storage-class":"beta"}},)"
+            R"("spec":{"capacity":{"storage":"10Gi"},"accessModes":["ReadWriteOncePod"],"storageClassName":"spec",)"
+            R"("claimRef":{"kind":"PersistentVolumeClaim","namespace":"shop","name":"data","uid":"c2"},)"
+            R"("hostPath":{"path":"/tmp"}},"status":{"phase":"Available"}})"));
+  REQUIRE(pv.has_value());
+  CHECK(pv->object.capacity == 10 * (std::int64_t{1} << 30));
+  CHECK(pv->object.access_modes == kReadWriteOncePod);
+  CHECK(pv->object.storage_class_name == "beta");  // the beta annotation wins, as GetPersistentVolumeClass
+  REQUIRE(pv->object.claim_ref.has_value());
+  CHECK(*pv->object.claim_ref == ClaimRef{"shop", "data", "c2"});
+  CHECK(pv->object.available);
+  CHECK_FALSE(pv->object.block);
+
+  auto bound = d.event<PersistentVolume>(
+      event("MODIFIED", R"({"metadata":{"name":"pv-2"},"spec":{"claimRef":null},"status":{"phase":"Bound"}})"));
+  REQUIRE(bound.has_value());
+  CHECK_FALSE(bound->object.claim_ref.has_value());
+  CHECK_FALSE(bound->object.available);
+
+  auto sc = d.event<StorageClass>(
+      event("ADDED", R"({"metadata":{"name":"zonal"},"provisioner":"p","volumeBindingMode":"WaitForFirstConsumer",)"
+                     R"("allowedTopologies":[{"matchLabelExpressions":[{"key":"zone","values":["a","b"]}]}]})"));
+  REQUIRE(sc.has_value());
+  REQUIRE(sc->object.allowed_topologies.size() == 1);
+  CHECK(sc->object.allowed_topologies[0].expressions ==
+        std::vector<std::pair<std::string, std::vector<std::string>>>{{"zone", {"a", "b"}}});
+
+  auto written = d.object<PersistentVolumeClaim>(R"({"metadata":{"name":"x","namespace":"n","resourceVersion":"12"}})");
+  REQUIRE(written.has_value());
+  CHECK(written->resource_version == "12");
+}
+
 TEST_CASE("decode: CSINodes keep each driver's attach limit") {
   Decoder d;
   const std::string n1 = R"({"kind":"CSINode","apiVersion":"storage.k8s.io/v1",)" + meta("n1", "", "60") +

@@ -115,7 +115,7 @@ TEST_CASE("decode: a pod's ephemeral volumes, by name, whichever field comes fir
               R"({"ephemeral":{"volumeClaimTemplate":{"spec":{}}},"name":"cache"},{"name":"t","emptyDir":{}}])")));
   REQUIRE(p.has_value());
   CHECK(p->ephemeral_volumes == std::vector<std::string>{"scratch", "cache"});
-  CHECK(p->unsupported.ephemeral_volume);
+  CHECK_FALSE(p->unsupported.any());  // their claims go through VolumeBinding
 }
 
 TEST_CASE("decode: a pod's in-tree disks, for VolumeRestrictions") {
@@ -166,8 +166,8 @@ TEST_CASE("decode: hard constraints the scheduler does not evaluate are recorded
   CHECK_FALSE(
       decode(R"("volumes":[{"name":"t","emptyDir":{}},{"name":"d","persistentVolumeClaim":{"claimName":"data"}}])")
           .any());
-  CHECK(decode(R"("volumes":[{"name":"s","ephemeral":{"volumeClaimTemplate":{"spec":{"accessModes":["RWO"]}}}}])")
-            .ephemeral_volume);
+  CHECK_FALSE(
+      decode(R"("volumes":[{"name":"s","ephemeral":{"volumeClaimTemplate":{"spec":{"accessModes":["RWO"]}}}}])").any());
   CHECK(decode(R"("resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"gpu-template"}])").resource_claims);
 
   // Only preferences, ScheduleAnyway, or empty lists: nothing a node must satisfy.

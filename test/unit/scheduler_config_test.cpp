@@ -97,7 +97,9 @@ TEST_CASE("two profiles in one file: each its own name, strategy and plugins") {
                     "        type: MostAllocated\n"
                     "        resources: [{name: cpu, weight: 1}, {name: memory}]\n"
                     "  - name: InterPodAffinity\n"
-                    "    args: {hardPodAffinityWeight: 7}\n");
+                    "    args: {hardPodAffinityWeight: 7}\n"
+                    "  - name: VolumeBinding\n"
+                    "    args: {bindTimeoutSeconds: 30}\n");
   CHECK_FALSE(c.leader_election.leader_elect);
   CHECK(c.client_connection.kubeconfig == "/tmp/kc");
   CHECK(c.client_connection.qps == 20);
@@ -115,6 +117,8 @@ TEST_CASE("two profiles in one file: each its own name, strategy and plugins") {
   CHECK(packer.args.fit.type == sched::ScoringStrategyType::most_allocated);
   CHECK(packer.args.fit.resources == std::vector<sched::ResourceSpec>{{"cpu", 1}, {"memory", 1}});
   CHECK(packer.args.hard_pod_affinity_weight == 7);
+  CHECK(packer.args.bind_timeout_seconds == 30);
+  CHECK(c.profiles[0].args.bind_timeout_seconds == 600);  // v1's default
 
   const sched::Profile p = profile_ok(packer);
   // The score point's own entry overrides multiPoint's and goes first.
@@ -244,6 +248,11 @@ TEST_CASE("invalid configs: each one line naming the field, as kube-scheduler's"
        "toy-scheduler does not implement ignored resources"},
       {kHead + "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args: {addedAffinity: {}}\n",
        "toy-scheduler does not implement NodeAffinity's addedAffinity"},
+      {kHead + "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n    args: {bindTimeoutSeconds: -1}\n",
+       "profiles[0].pluginConfig[0].args.bindTimeoutSeconds: Invalid value: -1: invalid BindTimeoutSeconds, should not "
+       "be a negative value"},
+      {kHead + "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n    args: {shape: []}\n",
+       "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"},
       {kHead + "profiles:\n- pluginConfig:\n  - name: Coscheduling\n    args: {}\n",
        "toy-scheduler has no args for plugin \"Coscheduling\""},
       {kHead + "extenders:\n- urlPrefix: http://x\n", "does not implement scheduler extenders"},

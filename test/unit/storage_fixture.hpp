@@ -4,6 +4,7 @@
 #pragma once
 
 #include "toysched/sched/framework.hpp"
+#include "toysched/sched/volume_assumptions.hpp"
 
 #include <map>
 #include <span>
@@ -31,6 +32,14 @@ class Storage final : public sched::ClusterObjects {
     auto it = volumes.find(name);
     return it == volumes.end() ? nullptr : &it->second;
   }
+  std::vector<const kube::PersistentVolume*> volumes_of_class(std::string_view name) const override {
+    std::vector<const kube::PersistentVolume*> out;
+    for (const auto& [_, pv] : volumes)
+      if (pv.storage_class_name == name) out.push_back(&pv);
+    return out;
+  }
+  sched::VolumeAssumptions* volume_assumptions() const override { return &assumed; }
+  mutable sched::VolumeAssumptions assumed;
   const kube::StorageClass* storage_class(std::string_view name) const override {
     auto it = classes.find(name);
     return it == classes.end() ? nullptr : &it->second;

@@ -123,12 +123,11 @@ TEST_CASE("VolumeBinding: claims that no node can help") {
     CHECK(run(with_claims({"data"}), s).message ==
           "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.");
   }
-  SUBCASE("unbound, of a WaitForFirstConsumer class: not done here, said so") {
+  SUBCASE("unbound, of a WaitForFirstConsumer class with no volume and no provisioner") {
     s.add_claim("data").storage_class_name = "local";
     s.add_class("local", true);
     CHECK(run(with_claims({"data"}), s).message ==
-          "0/3 nodes are available: toy-scheduler does not bind persistentvolumeclaim \"data\" of storage class "
-          "\"local\" (volumeBindingMode WaitForFirstConsumer).");
+          "0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind.");
     s.classes["local"].wait_for_first_consumer = false;  // Immediate: the controller's to bind
     CHECK(run(with_claims({"data"}), s).message ==
           "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.");

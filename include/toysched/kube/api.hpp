@@ -76,6 +76,14 @@ class Api {
   boost::asio::awaitable<api_result<void>> patch_pod_status(std::string_view ns, std::string_view name,
                                                             std::string patch, RequestLimits limits = {});
 
+  // JSON merge patches of a PersistentVolume and of a claim (VolumeBinding's
+  // PreBind): the object as the server has it after the write. A patch that
+  // names metadata.resourceVersion is refused (409) when the object changed.
+  boost::asio::awaitable<api_result<PersistentVolume>> patch_volume(std::string_view name, std::string patch,
+                                                                    RequestLimits limits = {});
+  boost::asio::awaitable<api_result<PersistentVolumeClaim>> patch_claim(std::string_view ns, std::string_view name,
+                                                                        std::string patch, RequestLimits limits = {});
+
   // DELETE the pod with its UID as a precondition (DeleteOptions), so that
   // a pod recreated under the name since we read it is never deleted: the
   // server answers 409 on a UID mismatch, 404 when the pod is gone. The
@@ -111,6 +119,9 @@ class Api {
  private:
   boost::asio::awaitable<api_result<HttpResponse>> call(HttpRequest req, std::string_view what);
   boost::asio::awaitable<api_result<Lease>> lease_call(HttpRequest req, std::string what);
+  template <class T>
+  boost::asio::awaitable<api_result<T>> merge_patch(std::string target, std::string patch, RequestLimits limits,
+                                                    std::string what);
 
   Transport& t_;
   Decoder decoder_;

@@ -73,6 +73,9 @@ class Decoder {
   result<List<T>> list(std::string_view json, std::size_t readable = 0);
   template <class T>
   result<WatchEvent<T>> event(std::string_view line, std::size_t readable = 0);
+  // One object of such a kind (the answer to a write of it).
+  template <class T>
+  result<T> object(std::string_view json, std::size_t readable = 0);
 
   struct Impl;
 
@@ -81,9 +84,10 @@ class Decoder {
 };
 
 // Decoder::list and Decoder::event for every kind, compiled once in decode.cpp.
-#define TOYSCHED_EXTERN_DECODE(Type, ...)                                                              \
-  extern template result<List<Type>> Decoder::list<Type>(std::string_view json, std::size_t readable); \
-  extern template result<WatchEvent<Type>> Decoder::event<Type>(std::string_view line, std::size_t readable);
+#define TOYSCHED_EXTERN_DECODE(Type, ...)                                                                     \
+  extern template result<List<Type>> Decoder::list<Type>(std::string_view json, std::size_t readable);        \
+  extern template result<WatchEvent<Type>> Decoder::event<Type>(std::string_view line, std::size_t readable); \
+  extern template result<Type> Decoder::object<Type>(std::string_view json, std::size_t readable);
 TOYSCHED_KINDS(TOYSCHED_EXTERN_DECODE)
 #undef TOYSCHED_EXTERN_DECODE
 

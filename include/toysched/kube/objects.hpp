@@ -219,10 +219,9 @@ struct Node {
 // only their presence is decoded, so that the scheduler can refuse the pod
 // instead of binding it where the constraint may not hold.
 struct UnsupportedConstraints {
-  bool ephemeral_volume = false;  // a spec.volumes[].ephemeral (a PVC made for the pod)
-  bool resource_claims = false;   // spec.resourceClaims (dynamic resource allocation)
+  bool resource_claims = false;  // spec.resourceClaims (dynamic resource allocation)
 
-  bool any() const noexcept { return ephemeral_volume || resource_claims; }
+  bool any() const noexcept { return resource_claims; }
   friend bool operator==(const UnsupportedConstraints&, const UnsupportedConstraints&) = default;
 };
 
@@ -353,18 +352,41 @@ struct StatefulSet {
   std::optional<LabelSelector> selector;  // spec.selector
 };
 
-// The storage kinds, for VolumeBinding (bound and immediate claims only),
-// VolumeRestrictions and VolumeZone.
+// The storage kinds, for VolumeBinding, VolumeRestrictions, VolumeZone and
+// NodeVolumeLimits.
+//
+// spec.accessModes as bits (a claim asks for all it lists; a volume offers
+// all it lists).
+enum AccessMode : std::uint8_t {
+  kReadWriteOnce = 1,
+  kReadOnlyMany = 2,
+  kReadWriteMany = 4,
+  kReadWriteOncePod = 8,
+};
+// spec.claimRef of a volume: the claim it is bound, or promised, to.
+struct ClaimRef {
+  std::string ns, name, uid;
+  friend bool operator==(const ClaimRef&, const ClaimRef&) = default;
+};
 struct PersistentVolumeClaim {
   std::string ns, name, uid, resource_version;
   std::string volume_name;  // spec.volumeName; "" while unbound
   // spec.accessModes has ReadWriteOncePod: one pod in the cluster at a time.
   bool read_write_once_pod = false;
+  std::uint8_t access_modes = 0;          // AccessMode bits
+  bool block = false;                     // spec.volumeMode == Block (absent: Filesystem)
+  std::string attributes_class;           // spec.volumeAttributesClassName; "": none
+  std::int64_t storage_request = 0;       // spec.resources.requests.storage in bytes; 0: none
+  std::optional<LabelSelector> selector;  // spec.selector; nullopt: any volume
   // The claim's class: the annotation volume.beta.kubernetes.io/storage-class
   // if present, else spec.storageClassName; nullopt when neither.
   std::optional<std::string> storage_class_name;
   bool bind_completed = false;  // metadata.annotations has pv.kubernetes.io/bind-completed (any value)
-  bool deleting = false;        // metadata.deletionTimestamp is set
+  // metadata.annotations volume.kubernetes.io/selected-node: the node a
+  // scheduler chose for the claim's volume to be provisioned on; nullopt: none.
+  std::optional<std::string> selected_node;
+  std::string controller_uid;  // the uid of the ownerReference with controller: true; "" if none
+  bool deleting = false;       // metadata.deletionTimestamp is set
 };
 struct PersistentVolume {
   std::string name, uid, resource_version;
@@ -373,11 +395,27 @@ struct PersistentVolume {
   bool has_node_affinity = false;               // spec.nodeAffinity.required present (even with zero terms)
   // spec.csi.driver and spec.csi.volumeHandle; empty for other sources.
   std::string csi_driver, csi_volume_handle;
+  std::int64_t capacity = 0;      // spec.capacity.storage in bytes
+  std::uint8_t access_modes = 0;  // AccessMode bits
+  bool block = false;             // spec.volumeMode == Block
+  std::string attributes_class;   // spec.volumeAttributesClassName; "": none
+  // The annotation volume.beta.kubernetes.io/storage-class if present, else
+  // spec.storageClassName; "" for neither (GetPersistentVolumeClass).
+  std::string storage_class_name;
+  std::optional<ClaimRef> claim_ref;  // spec.claimRef
+  bool available = false;             // status.phase == Available
+  bool deleting = false;              // metadata.deletionTimestamp is set
+};
+// A StorageClass's allowedTopologies entry: every key must have one of its
+// values among the node's labels.
+struct TopologyTerm {
+  std::vector<std::pair<std::string, std::vector<std::string>>> expressions;  // key, values
 };
 struct StorageClass {
   std::string name, uid, resource_version;
   bool wait_for_first_consumer = false;  // volumeBindingMode == "WaitForFirstConsumer"
   std::string provisioner;
+  std::vector<TopologyTerm> allowed_topologies;  // ORed; empty: any node
 };
 // storage.k8s.io/v1 CSINode, for NodeVolumeLimits: the CSI drivers a node's
 // kubelet registered, each with how many of its volumes the node can have

@@ -3,6 +3,8 @@
 // preemption Executor run asynchronously, its default):
 //
 //   bind/<ns>/<pod>: a status patch of the pod in flight? wait (OrderingGate)
+//     ─► PreBind (the pod's volumes written and bound; pre_bind.hpp)
+//          failed ─► unreserve; forget; backoff; FailedScheduling event
 //     ─► a slot (bind_parallelism) ─► [--bind-delay] ─► POST binding, if the
 //        bind gate still lets us act
 //          201 ─────────────────────────► done in the queue; Scheduled event;
@@ -44,6 +46,7 @@
 #include "toysched/sched/events.hpp"
 #include "toysched/sched/latency.hpp"
 #include "toysched/sched/ordering_gate.hpp"
+#include "toysched/sched/pre_bind.hpp"
 #include "toysched/sched/queue.hpp"
 #include "toysched/sched/reports.hpp"
 #include "toysched/trace/tasks.hpp"
@@ -67,6 +70,9 @@ struct BindRequest {
   int attempts = 0;
   Queue::clock::time_point first_queued;
   PodTimeline times;
+  // What Reserve left to do before the binding (pre_bind.hpp); each is
+  // unreserved if the binding cycle fails.
+  std::vector<std::unique_ptr<PreBind>> pre_binds{};
 };
 
 struct PreemptRequest {
@@ -134,6 +140,8 @@ class Binder {
   void report_latency(const BindRequest& req);
   void log_stages(const BindRequest& req, std::string_view what);
   void handle_bind_failure(const BindRequest& req, const kube::ApiError& err);
+  boost::asio::awaitable<bool> pre_bind(trace::TaskScope& task, BindRequest& req);
+  void handle_pre_bind_failure(const BindRequest& req, PluginId plugin, const std::string& error);
   boost::asio::awaitable<void> preempt(PreemptRequest req);
   boost::asio::awaitable<bool> evict(trace::TaskScope& task, const PreemptRequest& req, const kube::Pod& victim);
   boost::asio::awaitable<bool> clear_outranked(trace::TaskScope& task, const PreemptRequest& req);

@@ -36,6 +36,7 @@
 
 #include "toysched/kube/reflector.hpp"
 #include "toysched/sched/framework.hpp"
+#include "toysched/sched/volume_assumptions.hpp"
 
 namespace toysched::sched {
 
@@ -88,6 +89,8 @@ class ClusterObjectIndex final : public ClusterObjects {
   const kube::PersistentVolumeClaim* claim(std::string_view ns, std::string_view name) const override;
   const kube::PersistentVolume* volume(std::string_view name) const override;
   const kube::StorageClass* storage_class(std::string_view name) const override;
+  std::vector<const kube::PersistentVolume*> volumes_of_class(std::string_view name) const override;
+  VolumeAssumptions* volume_assumptions() const override { return &assumed_; }
   const kube::CSINode* csi_node(std::string_view node) const override;
   std::span<const kube::VolumeAttachment> attachments(std::string_view node) const override;
   std::span<const kube::PodDisruptionBudget* const> pdbs() const override { return pdb_list_; }
@@ -147,6 +150,9 @@ class ClusterObjectIndex final : public ClusterObjects {
   ByNamespace<std::optional<kube::LabelSelector>> rss_, sss_;
   ByNamespace<kube::PersistentVolumeClaim> claims_;
   StringMap<kube::PersistentVolume> volumes_;
+  // VolumeBinding's overlay on claims_ and volumes_ (mutable: Reserve
+  // writes it while decisions see the index as const).
+  mutable VolumeAssumptions assumed_;
   StringMap<kube::StorageClass> classes_;
   StringMap<kube::CSINode> csi_nodes_;
   // node name → the attachments naming it: a few per node, found by name.

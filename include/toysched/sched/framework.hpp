@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -110,7 +111,8 @@ class FilterSink {
 // What plugins look up beyond nodes and pods, from the Scheduler's
 // informers (namespaces, the workloads that own or select pods, and the
 // claims, volumes and classes of pods' storage).
-class Nominator;  // nominator.hpp
+class Nominator;          // nominator.hpp
+class VolumeAssumptions;  // volume_assumptions.hpp
 
 class ClusterObjects {
  public:
@@ -129,6 +131,12 @@ class ClusterObjects {
   }
   virtual const kube::PersistentVolume* volume(std::string_view /*name*/) const { return nullptr; }
   virtual const kube::StorageClass* storage_class(std::string_view /*name*/) const { return nullptr; }
+  // The volumes of storage class `name` ("" for those of none), in no order.
+  virtual std::vector<const kube::PersistentVolume*> volumes_of_class(std::string_view /*name*/) const { return {}; }
+  // VolumeBinding's assumptions (volume_assumptions.hpp): a scheduler-side
+  // overlay on the informers' objects, which Reserve writes even though a
+  // decision sees the objects as const. nullptr: none kept (a double).
+  virtual VolumeAssumptions* volume_assumptions() const { return nullptr; }
   // NodeVolumeLimits: the node's CSINode (nullptr: none), and the
   // VolumeAttachments naming the node (in no order).
   virtual const kube::CSINode* csi_node(std::string_view /*node*/) const { return nullptr; }
@@ -212,6 +220,8 @@ struct PreFilterResult {
   const NodeNameSet* names = nullptr;  // run: when set, only these nodes (valid until the next PreFilter)
 };
 
+class PreBind;  // pre_bind.hpp
+
 // A plugin implements the extension points it needs; the others keep
 // their defaults, which admit every node and score every node 0. A profile
 // (profile.hpp) decides which points of which plugin run.
@@ -252,6 +262,11 @@ class Plugin {
   }
   // In place, to 0..kMaxNodeScore. Default: already in range.
   virtual void normalize(std::span<std::int64_t> /*scores*/) {}
+
+  // Reserve: the decision put the pod on `ni` (after this plugin's PreFilter
+  // and Filter for the pod). What the binding cycle must do for it before
+  // the binding (pre_bind.hpp), or nullptr: nothing.
+  virtual std::unique_ptr<PreBind> reserve(const kube::Pod& pod, const NodeInfo& ni, const Cluster& cluster);
 };
 
 inline constexpr std::int64_t kMaxNodeScore = 100;

@@ -23,6 +23,9 @@ struct PluginArgs {
   std::int32_t hard_pod_affinity_weight = 1;  // InterPodAffinity
   bool spread_system_defaulting = true;       // PodTopologySpread: defaultingType System
   PreemptionArgs preemption;                  // DefaultPreemption
+  // VolumeBinding: how long PreBind waits for the volume controller to bind
+  // the pod's claims before the pod is tried again.
+  std::int64_t bind_timeout_seconds = 600;
 };
 
 }  // namespace toysched::sched

@@ -56,6 +56,10 @@ class Profile {
   bool post_filter() const noexcept { return post_filter_; }
   void set_post_filter(bool any) { post_filter_ = any; }
 
+  // Reserve, for a pod decided onto `ni`: each filter plugin, in order,
+  // assumes what it needs and says what its PreBind must do (pre_bind.hpp).
+  std::vector<std::unique_ptr<PreBind>> reserve(const kube::Pod& pod, const NodeInfo& ni, const Cluster& cluster) const;
+
   // Every filter of this profile on one node, PreFilter included, as a
   // decision would run them (tests and reports; the cycle never calls it).
   // PreFilter sees a cluster of that one node: PodTopologySpread then

@@ -1,8 +1,8 @@
 // NodeVolumeLimits (upstream's nodevolumelimits CSILimits): a node takes
 // no more volumes of a CSI driver than its CSINode says it can attach.
 //
-//   PreFilter: a pod with no claim (and no ephemeral volume, which is
-//     refused before this) needs nothing of it: Skip. Otherwise each claim
+//   PreFilter: a pod with no claim and no ephemeral volume needs nothing
+//     of it: Skip. Otherwise each claim
 //     is resolved once to a CSI volume, "driver/handle": the bound volume's
 //     spec.csi; for a claim not bound yet (or bound to a volume not known),
 //     its class's provisioner and a handle made up from the claim, unique
@@ -62,12 +62,27 @@ class NodeVolumeLimits final : public Plugin {
   PreFilterResult pre_filter(const kube::Pod& pod, const Cluster& cluster) override {
     volumes_.clear();
     objects_ = cluster.objects;
-    if (pod.claims.empty()) return {PreFilterResult::Kind::skip, {}, nullptr};
+    if (pod.claims.empty() && pod.ephemeral_volumes.empty()) return {PreFilterResult::Kind::skip, {}, nullptr};
+    auto lookup = [&](const std::string& name) -> const kube::PersistentVolumeClaim* {
+      return objects_ != nullptr ? objects_->claim(pod.ns, name) : nullptr;
+    };
+    auto missing = [&](const std::string& name) {
+      return reject("looking up PVC " + pod.ns + "/" + name + ": " + not_found_text("persistentvolumeclaim", name));
+    };
     for (const std::string& name : pod.claims) {
       if (name.empty()) return reject("PersistentVolumeClaim had no name");
-      const kube::PersistentVolumeClaim* c = objects_ != nullptr ? objects_->claim(pod.ns, name) : nullptr;
-      if (c == nullptr)
-        return reject("looking up PVC " + pod.ns + "/" + name + ": " + not_found_text("persistentvolumeclaim", name));
+      const kube::PersistentVolumeClaim* c = lookup(name);
+      if (c == nullptr) return missing(name);
+      add(volumes_, *c);
+    }
+    // A generic ephemeral volume's claim, which must be the pod's own.
+    for (const std::string& vol : pod.ephemeral_volumes) {
+      const std::string name = pod.name + "-" + vol;
+      const kube::PersistentVolumeClaim* c = lookup(name);
+      if (c == nullptr) return missing(name);
+      if (c->controller_uid != pod.uid)
+        return reject("PVC " + c->ns + "/" + c->name + " was not created for pod " + pod.ns + "/" + pod.name +
+                      " (pod is not owner)");
       add(volumes_, *c);
     }
     return {};

@@ -3,12 +3,16 @@
 
 #include <algorithm>
 
+#include "toysched/kube/labels.hpp"
 #include "toysched/sched/plugins/node_affinity.hpp"
+#include "toysched/sched/volume_assumptions.hpp"
 
 namespace toysched::sched {
 namespace {
 
 constexpr std::string_view kUnboundImmediate = "pod has unbound immediate PersistentVolumeClaims";
+// volume.NotSupportedProvisioner: the class of statically made volumes only.
+constexpr std::string_view kNoProvisioner = "kubernetes.io/no-provisioner";
 
 // A claim counts as bound once the volume controller has finished binding
 // it (upstream's isPVCFullyBound): a claim that names its volume but lacks
@@ -23,57 +27,182 @@ bool waits_for_first_consumer(const kube::PersistentVolumeClaim& c, const Cluste
   return sc != nullptr && sc->wait_for_first_consumer;
 }
 
-bool node_matches(const kube::PersistentVolume& pv, const kube::Node& node) {
-  return std::any_of(pv.node_affinity.begin(), pv.node_affinity.end(),
-                     [&](const kube::NodeSelectorTerm& t) { return term_matches(t, node); });
+// IsVolumeBoundToClaim, on the claimRef the decisions see.
+bool bound_to(const std::optional<kube::ClaimRef>& ref, const kube::PersistentVolumeClaim& c) {
+  return ref && ref->name == c.name && ref->ns == c.ns && (ref->uid.empty() || ref->uid == c.uid);
+}
+
+// v1helper.MatchTopologySelectorTerms: no terms match every node.
+bool topology_allows(const kube::StorageClass& sc, const kube::Node& node) {
+  if (sc.allowed_topologies.empty()) return true;
+  return std::any_of(sc.allowed_topologies.begin(), sc.allowed_topologies.end(), [&](const kube::TopologyTerm& t) {
+    return std::all_of(t.expressions.begin(), t.expressions.end(), [&](const auto& e) {
+      const std::string* v = kube::find_value(node.labels, e.first);
+      return v != nullptr && std::find(e.second.begin(), e.second.end(), *v) != e.second.end();
+    });
+  });
+}
+
+const std::optional<std::string>& selected_node(const VolumeAssumptions* a, const kube::PersistentVolumeClaim& c) {
+  return a != nullptr ? a->selected_node(c) : c.selected_node;
+}
+const std::optional<kube::ClaimRef>& claim_ref(const VolumeAssumptions* a, const kube::PersistentVolume& pv) {
+  return a != nullptr ? a->claim_ref(pv) : pv.claim_ref;
 }
 
 }  // namespace
 
+bool volume_fits(const kube::PersistentVolume& pv, const kube::Node& node) {
+  return !pv.has_node_affinity || std::any_of(pv.node_affinity.begin(), pv.node_affinity.end(),
+                                              [&](const kube::NodeSelectorTerm& t) { return term_matches(t, node); });
+}
+
 PreFilterResult VolumeBinding::pre_filter(const kube::Pod& pod, const Cluster& cluster) {
-  volumes_.clear();
-  volume_missing_ = false;
-  if (pod.claims.empty()) return {PreFilterResult::Kind::skip, {}, nullptr};
+  bound_.clear();
+  delayed_.clear();
+  candidates_.clear();
+  objects_ = cluster.objects;
+  assumed_ = objects_ != nullptr ? objects_->volume_assumptions() : nullptr;
+  if (pod.claims.empty() && pod.ephemeral_volumes.empty()) return {PreFilterResult::Kind::skip, {}, nullptr};
   auto reject = [&](std::string text) {
     message_ = std::move(text);
     return PreFilterResult{PreFilterResult::Kind::reject, message_, nullptr};
   };
-  bool unbound_immediate = false;
+  auto lookup = [&](std::string_view name) { return objects_ != nullptr ? objects_->claim(pod.ns, name) : nullptr; };
+  std::vector<const kube::PersistentVolumeClaim*> claims;
   for (const std::string& name : pod.claims) {
-    const kube::PersistentVolumeClaim* c = cluster.objects != nullptr ? cluster.objects->claim(pod.ns, name) : nullptr;
+    const kube::PersistentVolumeClaim* c = lookup(name);
     if (c == nullptr) return reject(not_found_text("persistentvolumeclaim", name));
-    if (c->deleting) return reject("persistentvolumeclaim \"" + name + "\" is being deleted");
+    claims.push_back(c);
+  }
+  // ephemeral.VolumeClaimName: the pod's name, "-", the volume's.
+  for (const std::string& vol : pod.ephemeral_volumes) {
+    const std::string name = pod.name + "-" + vol;
+    const kube::PersistentVolumeClaim* c = lookup(name);
+    if (c == nullptr)
+      return reject("waiting for ephemeral volume controller to create the persistentvolumeclaim \"" + name + "\"");
+    if (c->controller_uid != pod.uid)
+      return reject("PVC " + c->ns + "/" + c->name + " was not created for pod " + pod.ns + "/" + pod.name +
+                    " (pod is not owner)");
+    claims.push_back(c);
+  }
+  for (const kube::PersistentVolumeClaim* c : claims)
+    if (c->deleting) return reject("persistentvolumeclaim \"" + c->name + "\" is being deleted");
+  bool unbound_immediate = false;
+  for (const kube::PersistentVolumeClaim* c : claims) {
     if (fully_bound(*c)) {
-      const kube::PersistentVolume* pv = cluster.objects->volume(c->volume_name);
-      if (pv == nullptr) {
-        volume_missing_ = true;
-      } else if (pv->has_node_affinity) {
-        volumes_.push_back(pv);
-      }
-    } else if (waits_for_first_consumer(*c, *cluster.objects)) {
-      return reject("toy-scheduler does not bind persistentvolumeclaim \"" + name + "\" of storage class \"" +
-                    *c->storage_class_name + "\" (volumeBindingMode WaitForFirstConsumer)");
-    } else {
+      bound_.push_back(objects_->volume(c->volume_name));
+    } else if (c->volume_name.empty() && waits_for_first_consumer(*c, *objects_)) {
+      delayed_.push_back(c);
+    } else {  // an immediate claim, or one pre-bound to a volume: the volume controller's
       unbound_immediate = true;
     }
   }
   if (unbound_immediate) return reject(std::string(kUnboundImmediate));
-  if (volumes_.empty() && !volume_missing_) return {PreFilterResult::Kind::skip, {}, nullptr};
+  std::vector<std::string_view> classes;  // whose volumes are in candidates_
+  for (const kube::PersistentVolumeClaim* c : delayed_) {
+    if (std::find(classes.begin(), classes.end(), *c->storage_class_name) != classes.end()) continue;
+    classes.push_back(*c->storage_class_name);
+    auto pvs = objects_->volumes_of_class(*c->storage_class_name);
+    candidates_.insert(candidates_.end(), pvs.begin(), pvs.end());
+  }
+  const bool nothing_to_check = std::all_of(bound_.begin(), bound_.end(), [](const kube::PersistentVolume* pv) {
+    return pv != nullptr && !pv->has_node_affinity;
+  });
+  if (delayed_.empty() && nothing_to_check) return {PreFilterResult::Kind::skip, {}, nullptr};
+  // Upstream matches the smallest requests first (sort.Sort, which is
+  // stable for so few claims).
+  std::stable_sort(delayed_.begin(), delayed_.end(),
+                   [](const auto* a, const auto* b) { return a->storage_request < b->storage_request; });
   return {};
 }
 
-std::size_t VolumeBinding::filter(const kube::Pod& /*pod*/, std::span<const NodeInfo*> nodes, FilterSink& sink) {
-  return filter_each(nodes, sink, [&](const NodeInfo& ni) {
-    if (volume_missing_) return reject(PluginId::volume_binding, Code::unresolvable, Reason::volume_missing);
-    for (const kube::PersistentVolume* pv : volumes_) {
-      if (!node_matches(*pv, ni.node)) {
-        return reject(PluginId::volume_binding, Code::unresolvable, Reason::volume_node_affinity);
-      }
-    }
-    return FilterStatus{};
-  });
+// volume.FindMatchingVolume on the scheduler's path (a node given, delayed
+// binding): the volume pre-bound to the claim if it fits the node (none
+// if it does not), else the smallest available one that fits.
+const kube::PersistentVolume* VolumeBinding::match(const kube::PersistentVolumeClaim& c, const kube::Node& node,
+                                                   const std::vector<const kube::PersistentVolume*>& chosen) const {
+  const kube::PersistentVolume* best = nullptr;
+  for (const kube::PersistentVolume* pv : candidates_) {
+    if (pv->storage_class_name != *c.storage_class_name) continue;
+    if (std::find(chosen.begin(), chosen.end(), pv) != chosen.end()) continue;
+    const std::optional<kube::ClaimRef>& ref = claim_ref(assumed_, *pv);
+    const bool prebound = bound_to(ref, c);
+    if (ref && !prebound) continue;
+    if (pv->capacity < c.storage_request || pv->block != c.block) continue;
+    if (pv->attributes_class != c.attributes_class || pv->deleting) continue;
+    const bool fits = volume_fits(*pv, node);
+    if (prebound) return fits ? pv : nullptr;
+    if (!pv->available || (c.selector && !kube::selector_matches(*c.selector, pv->labels)) || !fits) continue;
+    if ((c.access_modes & pv->access_modes) != c.access_modes) continue;
+    if (best == nullptr || pv->capacity < best->capacity) best = pv;
+  }
+  return best;
 }
 
-std::unique_ptr<Plugin> make_volume_binding(const PluginArgs& /*args*/) { return std::make_unique<VolumeBinding>(); }
+// checkVolumeProvisions for one claim, but for CSIStorageCapacity.
+bool VolumeBinding::can_provision(const kube::PersistentVolumeClaim& c, const kube::Node& node) const {
+  const kube::StorageClass* sc = objects_->storage_class(*c.storage_class_name);
+  if (sc == nullptr || sc->provisioner.empty() || sc->provisioner == kNoProvisioner) return false;
+  return topology_allows(*sc, node);
+}
+
+FilterStatus VolumeBinding::find(const kube::Node& node, PodVolumes* out) const {
+  FilterStatus st;
+  auto fail = [&](Reason r) {
+    st.code = Code::unresolvable;
+    st.plugin = PluginId::volume_binding;
+    st.add(r);
+  };
+  for (const kube::PersistentVolume* pv : bound_) {  // checkBoundClaims: the first failure ends it
+    if (pv == nullptr) {
+      fail(Reason::volume_missing);
+      break;
+    }
+    if (!volume_fits(*pv, node)) {
+      fail(Reason::volume_node_affinity);
+      break;
+    }
+  }
+  if (delayed_.empty()) return st;
+  std::vector<const kube::PersistentVolumeClaim*> provision, to_match;
+  for (const kube::PersistentVolumeClaim* c : delayed_) {
+    const std::optional<std::string>& selected = selected_node(assumed_, *c);
+    if (selected && *selected != node.name) {  // promised to another node's provisioning
+      fail(Reason::volume_bind_conflict);
+      return st;
+    }
+    (selected ? provision : to_match).push_back(c);
+  }
+  std::vector<const kube::PersistentVolume*> chosen;
+  bool matched = true;
+  for (const kube::PersistentVolumeClaim* c : to_match) {
+    const kube::PersistentVolume* pv = match(*c, node, chosen);
+    if (pv == nullptr) {
+      provision.push_back(c);
+      matched = false;
+      continue;
+    }
+    chosen.push_back(pv);
+    if (out != nullptr) out->bind.emplace_back(pv, c);
+  }
+  // A claim no volume matched may still be provisioned: if every such
+  // claim can be, the node passes (upstream lets the provisioning check's
+  // answer replace the matching's).
+  if (!provision.empty()) {
+    matched = std::all_of(provision.begin(), provision.end(), [&](const auto* c) { return can_provision(*c, node); });
+    if (out != nullptr && matched) out->provision = std::move(provision);
+  }
+  if (!matched) fail(Reason::volume_bind_conflict);
+  return st;
+}
+
+std::size_t VolumeBinding::filter(const kube::Pod& /*pod*/, std::span<const NodeInfo*> nodes, FilterSink& sink) {
+  return filter_each(nodes, sink, [&](const NodeInfo& ni) { return find(ni.node, nullptr); });
+}
+
+std::unique_ptr<Plugin> make_volume_binding(const PluginArgs& args) {
+  return std::make_unique<VolumeBinding>(std::chrono::seconds(args.bind_timeout_seconds));
+}
 
 }  // namespace toysched::sched

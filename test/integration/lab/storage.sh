@@ -60,26 +60,7 @@ volume_pod() {
 }
 
 # --- A StatefulSet of 3 with a claim template on the default class.
-k -n "$NS" apply -f - >/dev/null <<'YAML'
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: web}
-spec:
-  replicas: 3
-  serviceName: web
-  podManagementPolicy: Parallel
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: c
-        image: registry.k8s.io/pause:3.9
-        volumeMounts: [{name: data, mountPath: /data}]
-  volumeClaimTemplates:
-  - metadata: {name: data}
-    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
-YAML
+stateful_set "$NS" web 3
 wait_until 90 "3 StatefulSet pods Running" '[ "$(count_pods app=web --field-selector=status.phase=Running)" = 3 ]'
 for i in 0 1 2; do
   check_local "data-web-$i" "web-$i"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Pods with hard constraints toy-scheduler does not evaluate (ephemeral
-# volumes, resource claims; claims of PVC volumes are evaluated: see
-# volumes.sh) are not bound blindly: each stays
+# Pods with hard constraints toy-scheduler does not evaluate (resource
+# claims; volumes' claims, ephemeral ones included, are evaluated: see
+# volumes.sh and volume_binding.sh) are not bound blindly: each stays
 # pending with a FailedScheduling event and PodScheduled=False naming the
 # field. With --ignore-unsupported-constraints the same pods are bound.
 source "$(dirname "$0")/../lib.sh"
@@ -11,7 +11,6 @@ start_toy "$TEST_TMP/toy.log" -v=2
 PAUSE='containers: [{name: c, image: registry.k8s.io/pause:3.9}]'
 # name|field named in the message|spec lines (indented 2)
 cases=(
-  "ephemeral|spec.volumes[].ephemeral|  volumes: [{name: scratch, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}}}]"
   "claim|spec.resourceClaims|  resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]"
 )
 

@@ -5,7 +5,9 @@
 #  - a pod whose claim does not exist stays pending, saying so; once the
 #    claim and its volume appear (and the controller binds them), the pod is
 #    scheduled without being touched: the claim's events move it;
-#  - an unbound claim of a WaitForFirstConsumer class is refused, saying so.
+#  - an unbound claim of a WaitForFirstConsumer class without provisioner,
+#    and no volume for it: pending, with upstream's reason (binding and
+#    provisioning such claims: volume_binding.sh).
 source "$(dirname "$0")/../lib.sh"
 use_private_lab --nodes 3 --controllers
 start_toy "$TEST_TMP/toy.log" -v=2
@@ -35,13 +37,13 @@ k apply -f - >/dev/null <<YAML
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: late-$NS}
-provisioner: example.com/none
+provisioner: kubernetes.io/no-provisioner
 volumeBindingMode: WaitForFirstConsumer
 YAML
 on_exit k delete storageclass "late-$NS" --wait=false '>/dev/null 2>&1'
 claim c "" "late-$NS"
 uses late c
-want="0/3 nodes are available: toy-scheduler does not bind persistentvolumeclaim \"c\" of storage class \"late-$NS\" (volumeBindingMode WaitForFirstConsumer). preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+want="0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 wait_until 20 "late: PodScheduled=False" '[ "$(scheduled_message late)" = "$want" ]'
 [ -z "$(node_of late)" ] || fail "late was bound to $(node_of late)"
-pass "WaitForFirstConsumer: pending, said so"
+pass "WaitForFirstConsumer, no volume, no provisioner: pending, '$want'"

@@ -1,7 +1,7 @@
 // NodeVolumeLimits: upstream's csi_test.go TestCSILimits, case by case
 // under its case names (those without CSI migration, and with the pending
-// pod's volumes as claims: a pending pod with an ephemeral volume is
-// refused before any plugin), then the default profile's message.
+// pod's volumes as claims and ephemeral volumes), then the default
+// profile's message.
 #include "../builders.hpp"
 #include "../storage_fixture.hpp"
 #include "filter_verdict.hpp"
@@ -156,6 +156,34 @@ TEST_CASE("TestCSILimits: placed pods' ephemeral volumes") {
   SUBCASE("persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume") {
     const Storage s = with_claims(fixtures({ebs}, Limits::csinode, 5), {"abc-xyz"});
     CHECK(verdict(ebs_one, {running, ephemeral, ebs_two}, s) == "pass");
+  }
+}
+
+TEST_CASE("TestCSILimits: a pending pod's ephemeral volume") {
+  // upstream's ephemeralVolumePod "abc" in its "new pod" cases: the claim
+  // "abc-xyz" must exist and be the pod's own.
+  kube::Pod pod = pod_with({}, "abc");
+  pod.uid = "abc-uid";
+  pod.ephemeral_volumes = {"xyz"};
+  const kube::Pod running = pod_with({std::string("csi-") + kEbs + "-3"}, "running");
+  Storage s = fixtures({kEbs}, Limits::csinode, 1);
+  SUBCASE("ephemeral volume missing") {
+    CHECK(verdict(pod, {}, s) ==
+          "prefilter: looking up PVC default/abc-xyz: persistentvolumeclaim \"abc-xyz\" not found");
+  }
+  SUBCASE("ephemeral volume not owned") {
+    s.add_claim("abc-xyz").storage_class_name = "csi-sc";
+    CHECK(verdict(pod, {}, s) ==
+          "prefilter: PVC default/abc-xyz was not created for pod default/abc (pod is not owner)");
+  }
+  SUBCASE("ephemeral volume unbound, and room for it") {
+    kube::PersistentVolumeClaim& c = s.add_claim("abc-xyz");
+    c.storage_class_name = "csi-sc";
+    c.controller_uid = "abc-uid";
+    CHECK(verdict(pod, {}, s) == "pass");
+    SUBCASE("ephemeral doesn't when node volume limit <= pods CSI volume") {
+      CHECK(verdict(pod, {running}, s) == kExceeded);
+    }
   }
 }
 
