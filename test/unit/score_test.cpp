@@ -9,6 +9,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <random>
+#include <span>
 #include <vector>
 
 using namespace toysched;
@@ -152,6 +154,91 @@ TEST_CASE("BalancedAllocation: the node whose balance the pod improves wins") {
   CHECK(sched::score_balanced_allocation(probe, second) == 79);
   CHECK(sched::score_least_allocated(probe, first) == 69);
   CHECK(sched::score_least_allocated(probe, second) == 69);
+}
+
+// BalancedAllocation::score takes two nodes at a time where every value is
+// in the range it computes exactly (requests in [0, 2^52), allocatable in
+// [1, 2^52)) and the one-node formula elsewhere; both must give, for every
+// node, what score_balanced_allocation (upstream's steps) gives: a node
+// without cpu or memory, fractions capped at 1, values at and over 2^52,
+// odd counts, a pair split between the two paths.
+namespace {
+
+std::int64_t pick(std::mt19937_64& rng, std::initializer_list<std::int64_t> special, std::int64_t below) {
+  std::uniform_int_distribution<std::size_t> which(0, special.size());
+  const std::size_t k = which(rng);
+  if (k < special.size()) return special.begin()[k];
+  return std::uniform_int_distribution<std::int64_t>(0, below - 1)(rng);
+}
+
+std::vector<NodeInfo> random_nodes(std::mt19937_64& rng, int count) {
+  constexpr std::int64_t k2_52 = std::int64_t{1} << 52;
+  std::vector<NodeInfo> nodes(static_cast<std::size_t>(count));
+  for (NodeInfo& ni : nodes) {
+    ni.node.allocatable.milli_cpu = pick(rng, {0, 1, 3500, 4000, 64000, k2_52, k2_52 + 1}, 1 << 20);
+    ni.node.allocatable.memory = pick(rng, {0, 1, 5000, 32 * (std::int64_t{1} << 30), k2_52, k2_52 + 1}, k2_52);
+    // Mostly below what is allocatable, some over (capped at 1), some huge.
+    const std::int64_t cpu_top = std::max<std::int64_t>(ni.node.allocatable.milli_cpu, 1000) * 3 / 2;
+    const std::int64_t mem_top = std::max<std::int64_t>(ni.node.allocatable.memory, 1000) * 3 / 2;
+    ni.requested.milli_cpu = pick(rng, {0, 1, 100, k2_52 - 1, k2_52, -1}, cpu_top);
+    ni.requested.memory = pick(rng, {0, 1, 524288000, k2_52 - 1, k2_52, -1}, mem_top);
+  }
+  return nodes;
+}
+
+void check_score_agrees(sched::BalancedAllocation& plugin, const kube::Pod& pod,
+                        std::span<const NodeInfo* const> nodes) {
+  std::vector<std::int64_t> out(nodes.size(), -1);
+  plugin.score(pod, nodes, out);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    CAPTURE(i);
+    CAPTURE(nodes[i]->requested.milli_cpu);
+    CAPTURE(nodes[i]->requested.memory);
+    CAPTURE(nodes[i]->node.allocatable.milli_cpu);
+    CAPTURE(nodes[i]->node.allocatable.memory);
+    CHECK(out[i] == sched::score_balanced_allocation(pod, *nodes[i]));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("BalancedAllocation::score agrees with the one-node formula, node by node") {
+  std::mt19937_64 rng(47);
+  const std::vector<NodeInfo> nodes = random_nodes(rng, 4001);
+  std::vector<const NodeInfo*> all;
+  for (const NodeInfo& ni : nodes) all.push_back(&ni);
+  constexpr std::int64_t k2_52 = std::int64_t{1} << 52;
+  const std::vector<kube::Pod> pods = {
+      make_pod().cpu("100m").memory("500Mi"),
+      make_pod().cpu("3").memory("5000"),
+      make_pod().cpu("1"),
+      make_pod().memory("1Gi"),
+      make_pod().cpu("10m").memory("2Gi"),
+      make_pod().cpu("8").memory("1Gi"),
+  };
+  sched::BalancedAllocation plugin;
+  for (const kube::Pod& pod : pods) {
+    check_score_agrees(plugin, pod, all);
+    check_score_agrees(plugin, pod, std::span<const NodeInfo* const>(all).subspan(1));  // the other pairs
+    for (std::size_t n = 0; n <= 3; ++n)
+      check_score_agrees(plugin, pod, std::span<const NodeInfo* const>(all).first(n));
+  }
+  // A request at or over 2^52 (only the one-node formula) and just under it.
+  for (std::int64_t mem : {k2_52 - 1, k2_52}) {
+    kube::Pod pod = make_pod().cpu("1");
+    pod.requests.memory = mem;
+    check_score_agrees(plugin, pod, all);
+  }
+  // scheduler_perf's shapes, as cycle-bench runs them: 4 CPU / 32Gi nodes
+  // holding 0 to 110 pods of 100m / 500Mi.
+  std::vector<NodeInfo> bench(111, make_node().cpu("4").memory("32Gi").info());
+  std::vector<const NodeInfo*> bench_view;
+  for (std::size_t k = 0; k < bench.size(); ++k) {
+    bench[k].requested.milli_cpu = 100 * static_cast<std::int64_t>(k);
+    bench[k].requested.memory = 500 * 1024 * 1024 * static_cast<std::int64_t>(k);
+    bench_view.push_back(&bench[k]);
+  }
+  check_score_agrees(plugin, pods[0], bench_view);
 }
 
 TEST_CASE("TaintToleration score counts intolerable PreferNoSchedule taints") {
