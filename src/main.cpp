@@ -301,12 +301,12 @@ asio::awaitable<void> App::shutdown(bool wait_for_binds, bool release_lease) {
   scheduler->stop_scheduling();
   asio::steady_timer t(io);
   auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
-  while (wait_for_binds && scheduler->binds_in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (wait_for_binds && scheduler->binds_to_drain() > 0 && std::chrono::steady_clock::now() < deadline) {
     t.expires_after(20ms);
     co_await trace::traced(task, trace::points::shutdown_drain, t.async_wait(asio::use_awaitable));
   }
-  if (wait_for_binds && scheduler->binds_in_flight() > 0)
-    TS_WARN("Leaving with binds in flight", {"binds", scheduler->binds_in_flight()});
+  if (wait_for_binds && scheduler->binds_to_drain() > 0)
+    TS_WARN("Leaving with binds in flight", {"binds", scheduler->binds_to_drain()});
   // Hand the lease back so that a standby takes over in about a second
   // instead of a whole lease duration.
   if (elector && release_lease) co_await elector->release();

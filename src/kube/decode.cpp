@@ -11,32 +11,39 @@
 namespace toysched::kube {
 namespace detail {
 
+errc get_quantity(od::value& v, bool milli, std::int64_t& out) {
+  std::string_view q;
+  if (od::json_type t{}; v.type().get(t) == simdjson::SUCCESS && t == od::json_type::number) {
+    // apimachinery's UnmarshalJSON also takes a bare number.
+    q = v.raw_json_token();
+    while (!q.empty() && (q.back() == ' ' || q.back() == '\n' || q.back() == '\r' || q.back() == '\t')) {
+      q.remove_suffix(1);
+    }
+  } else {
+    TS_SJ(v.get_string().get(q));
+  }
+  // Saturating: "memory: 100E" is valid to the API server; failing on it
+  // would fail every list and watch that carries the object.
+  const auto parsed = milli ? parse_quantity_milli_saturating(q) : parse_quantity_value_saturating(q);
+  if (!parsed) return from_result(parsed.error());
+  out = *parsed;
+  return errc::ok;
+}
+
 errc get_resources(od::value& v, ResourceList& out) {
   return fields(v, [&](std::string_view name, od::value& val) {
-    std::string_view q;
-    if (od::json_type t{}; val.type().get(t) == simdjson::SUCCESS && t == od::json_type::number) {
-      // apimachinery's UnmarshalJSON also takes a bare number.
-      q = val.raw_json_token();
-      while (!q.empty() && (q.back() == ' ' || q.back() == '\n' || q.back() == '\r' || q.back() == '\t')) {
-        q.remove_suffix(1);
-      }
-    } else {
-      TS_SJ(val.get_string().get(q));
-    }
-    // Saturating: "memory: 100E" is valid to the API server; failing on it
-    // would fail every list and watch that carries the pod.
-    const auto parsed = name == "cpu" ? parse_quantity_milli_saturating(q) : parse_quantity_value_saturating(q);
-    if (!parsed) return from_result(parsed.error());
+    std::int64_t parsed = 0;
+    TS_TRY(get_quantity(val, name == "cpu", parsed));
     if (name == "cpu") {
-      out.r.milli_cpu = *parsed, out.present |= ResourceList::cpu;
+      out.r.milli_cpu = parsed, out.present |= ResourceList::cpu;
     } else if (name == "memory") {
-      out.r.memory = *parsed, out.present |= ResourceList::memory;
+      out.r.memory = parsed, out.present |= ResourceList::memory;
     } else if (name == "ephemeral-storage") {
-      out.r.ephemeral_storage = *parsed, out.present |= ResourceList::ephemeral;
+      out.r.ephemeral_storage = parsed, out.present |= ResourceList::ephemeral;
     } else if (name == "pods") {
-      out.r.pods = *parsed, out.present |= ResourceList::pods;
+      out.r.pods = parsed, out.present |= ResourceList::pods;
     } else {
-      extended_slot(out.r.extended, name) = *parsed;
+      extended_slot(out.r.extended, name) = parsed;
     }
     return errc::ok;
   });
@@ -187,6 +194,8 @@ errc get_obj(od::value& v, PersistentVolume& pv) { return get_persistent_volume(
 errc get_obj(od::value& v, StorageClass& sc) { return get_storage_class(v, sc); }
 errc get_obj(od::value& v, CSINode& n) { return get_csi_node(v, n); }
 errc get_obj(od::value& v, VolumeAttachment& va) { return get_volume_attachment(v, va); }
+errc get_obj(od::value& v, CSIDriver& d) { return get_csi_driver(v, d); }
+errc get_obj(od::value& v, CSIStorageCapacity& c) { return get_csi_storage_capacity(v, c); }
 errc get_obj(od::value& v, PodDisruptionBudget& pdb) { return get_pod_disruption_budget(v, pdb); }
 
 // The tolerant second read of an object the decoder refused: every field on

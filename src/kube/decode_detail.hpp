@@ -177,6 +177,9 @@ struct ResourceList {
   unsigned present = 0;
 };
 
+// One quantity, to the milli (CPU) or to the unit, rounding up, beyond
+// kQuantityMax read as kQuantityMax.
+errc get_quantity(od::value& v, bool milli, std::int64_t& out);
 // Parses every quantity of a resource list (requests, limits, allocatable,
 // overhead): CPU to the milli, the rest to the unit, rounding up.
 errc get_resources(od::value& v, ResourceList& out);
@@ -249,6 +252,8 @@ errc get_persistent_volume(od::value& v, PersistentVolume& pv);
 errc get_storage_class(od::value& v, StorageClass& sc);
 errc get_csi_node(od::value& v, CSINode& n);
 errc get_volume_attachment(od::value& v, VolumeAttachment& va);
+errc get_csi_driver(od::value& v, CSIDriver& d);
+errc get_csi_storage_capacity(od::value& v, CSIStorageCapacity& c);
 errc get_pod_disruption_budget(od::value& v, PodDisruptionBudget& pdb);
 
 }  // namespace toysched::kube::detail

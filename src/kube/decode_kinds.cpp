@@ -233,6 +233,33 @@ errc get_volume_attachment(od::value& v, VolumeAttachment& va) {
   });
 }
 
+errc get_csi_driver(od::value& v, CSIDriver& d) {
+  return get_kind(v, d, false, [&](std::string_view k, od::value& val) {
+    return k == "storageCapacity" ? get(val, d.storage_capacity) : errc::ok;
+  });
+}
+
+// Top-level fields, no spec. maximumVolumeSize, when set, is what a volume
+// may have (upstream's volumeLimit prefers it to capacity).
+errc get_csi_storage_capacity(od::value& v, CSIStorageCapacity& c) {
+  Meta m;
+  std::int64_t capacity = 0, maximum = 0;
+  bool has_capacity = false, has_maximum = false;
+  TS_TRY(get_object(v, c, m, false, false, [&](std::string_view k, od::value& val) {
+    if (k == "storageClassName") return get(val, c.storage_class_name);
+    if (k == "nodeTopology") return get_label_selector(val, c.node_topology);
+    if (k == "capacity" && !is_null(val)) return has_capacity = true, get_quantity(val, false, capacity);
+    if (k == "maximumVolumeSize" && !is_null(val)) return has_maximum = true, get_quantity(val, false, maximum);
+    return errc::ok;
+  }));
+  if (has_maximum) {
+    c.limit = maximum;
+  } else if (has_capacity) {
+    c.limit = capacity;
+  }
+  return errc::ok;
+}
+
 // spec.selector; status.disruptionsAllowed and the keys of
 // status.disruptedPods. Each time there must still be a string (or null), as
 // the API server writes a metav1.Time: another type is a malformed object.

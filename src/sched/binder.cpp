@@ -162,6 +162,8 @@ void Binder::log_stages(const BindRequest& req, std::string_view what) {
 // PreBind, plugin by plugin: false when one failed (handled here).
 asio::awaitable<bool> Binder::pre_bind(trace::TaskScope& task, BindRequest& req) {
   const kube::Pod& pod = req.pod;
+  ++ctx_.stats.binds_waiting_for_volumes;
+  util::scope_exit done([this] { --ctx_.stats.binds_waiting_for_volumes; });
   auto pod_exists = [this, &pod] {
     const kube::Pod* now = ctx_.informer_pod(pod);
     return now != nullptr && now->uid == pod.uid;

@@ -152,6 +152,17 @@ std::span<const kube::VolumeAttachment> ClusterObjectIndex::attachments(std::str
   return on_node ? std::span<const kube::VolumeAttachment>(*on_node) : std::span<const kube::VolumeAttachment>();
 }
 
+const kube::CSIDriver* ClusterObjectIndex::csi_driver(std::string_view name) const {
+  return find_in(csi_drivers_, name);
+}
+std::vector<const kube::CSIStorageCapacity*> ClusterObjectIndex::storage_capacities(std::string_view class_name) const {
+  std::vector<const kube::CSIStorageCapacity*> out;
+  for (const auto& [ns, by_name] : capacities_)
+    for (const auto& [name, c] : by_name)
+      if (c.storage_class_name == class_name) out.push_back(&c);
+  return out;
+}
+
 kube::LabelSelector ClusterObjectIndex::default_selector(const kube::Pod& pod) const {
   kube::LabelSelector sel;
   if (const auto* services = find_in(services_, pod.ns)) {
@@ -221,6 +232,14 @@ void ClusterObjectIndex::put(const kube::VolumeAttachment& va, const kube::Volum
     *it = va;
   }
 }
+void ClusterObjectIndex::put(const kube::CSIDriver& d, const kube::CSIDriver* old) {
+  csi_drivers_.insert_or_assign(d.name, d);
+  if (changed_) changed_(old ? "CSIDriverUpdate" : "CSIDriverAdd");
+}
+void ClusterObjectIndex::put(const kube::CSIStorageCapacity& c, const kube::CSIStorageCapacity* old) {
+  capacities_[c.ns].insert_or_assign(c.name, c);
+  if (changed_) changed_(old ? "CSIStorageCapacityUpdate" : "CSIStorageCapacityAdd");
+}
 void ClusterObjectIndex::put(const kube::PodDisruptionBudget& pdb, const kube::PodDisruptionBudget*) {
   auto [it, added] = pdbs_[pdb.ns].insert_or_assign(pdb.name, pdb);
   if (!added) return;  // assigned in place: the list's pointer still holds
@@ -243,6 +262,8 @@ void ClusterObjectIndex::erase(const kube::VolumeAttachment& va) {
   if (on_node->second.empty()) attachments_.erase(on_node);
   if (changed_) changed_("VolumeAttachmentDelete");
 }
+void ClusterObjectIndex::erase(const kube::CSIDriver& d) { csi_drivers_.erase(d.name); }
+void ClusterObjectIndex::erase(const kube::CSIStorageCapacity& c) { erase_from(capacities_, c.ns, c.name); }
 void ClusterObjectIndex::erase(const kube::PodDisruptionBudget& pdb) {
   const auto* known = lookup(pdbs_, pdb.ns, pdb.name);
   if (!known) return;
@@ -291,6 +312,16 @@ template <>
 std::size_t ClusterObjectIndex::count<kube::VolumeAttachment>() const {
   std::size_t n = 0;
   for (const auto& [node, on_node] : attachments_) n += on_node.size();
+  return n;
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::CSIDriver>() const {
+  return csi_drivers_.size();
+}
+template <>
+std::size_t ClusterObjectIndex::count<kube::CSIStorageCapacity>() const {
+  std::size_t n = 0;
+  for (const auto& [ns, by_name] : capacities_) n += by_name.size();
   return n;
 }
 template <>

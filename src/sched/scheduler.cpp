@@ -25,7 +25,8 @@ constexpr int kDecisionsPerYield = 8;
 // Pods decided whose bind is not answered yet, most of them waiting for a
 // bind slot. Decisions run ahead of the POSTs (a pod decided at once is a
 // race won when its slot comes), but not without bound: each holds an
-// assumption and a coroutine frame.
+// assumption and a coroutine frame. Binds waiting for their volumes are
+// not counted: a StatefulSet's worth of them must not stop every other pod.
 constexpr int kMaxBindsPending = 1024;
 }  // namespace
 
@@ -51,7 +52,9 @@ Scheduler::Scheduler(kube::Api& api, kube::Api& events_api, SchedulerOptions opt
     profiles_.push_back({std::move(p.name), std::move(p.profile), Search{percentage, 0}});
   }
   opts_.profiles.clear();  // moved into profiles_
-  events_.set_busy([this] { return stats_.binds_in_flight > 0 || queue_.active_size() > 0; });
+  // Busy: binds to post or pods to decide. A bind waiting for its volumes
+  // is neither: it must not hold back the events for minutes.
+  events_.set_busy([this] { return binds_to_drain() > 0 || queue_.active_size() > 0; });
   // A FailedScheduling still applies only to the very pod it was about,
   // still unbound and undecided: the informer holds it under its name with
   // the same UID, and the cache has no assumption or binding for it.
@@ -87,7 +90,7 @@ asio::awaitable<void> Scheduler::run_informers() { return informers_.run(); }
 // are open and binds pending are within bounds.
 std::optional<Queue::Item> Scheduler::next_pod(Queue::clock::time_point now) {
   queue_.flush(now);
-  if (!synced() || !binder_.connections_open() || stats_.binds_in_flight >= kMaxBindsPending) return std::nullopt;
+  if (!synced() || !binder_.connections_open() || binds_to_drain() >= kMaxBindsPending) return std::nullopt;
   return queue_.pop(now);
 }
 

@@ -530,6 +530,31 @@ TEST_CASE("decode: what VolumeBinding matches a WaitForFirstConsumer claim to a 
   CHECK(written->resource_version == "12");
 }
 
+TEST_CASE("decode: CSIDrivers and CSIStorageCapacities, for provisioning") {
+  Decoder d;
+  auto driver = d.event<CSIDriver>(
+      event("ADDED", R"({"metadata":{"name":"csi.example"},"spec":{"attachRequired":true,"storageCapacity":true}})"));
+  REQUIRE(driver.has_value());
+  CHECK(driver->object.storage_capacity);
+  auto both = d.event<CSIStorageCapacity>(
+      event("ADDED", R"({"metadata":{"name":"c1","namespace":"kube-system"},"storageClassName":"fast",)"
+                     R"("nodeTopology":{"matchLabels":{"zone":"a"}},"capacity":"10Gi","maximumVolumeSize":"2Gi"})"));
+  REQUIRE(both.has_value());
+  CHECK(both->object.storage_class_name == "fast");
+  CHECK(both->object.limit == 2 * (std::int64_t{1} << 30));  // maximumVolumeSize wins
+  REQUIRE(both->object.node_topology.has_value());
+  CHECK(both->object.node_topology->match_labels == StringPairs{{"zone", "a"}});
+  auto capacity_only = d.event<CSIStorageCapacity>(
+      event("ADDED", R"({"metadata":{"name":"c2","namespace":"x"},"storageClassName":"fast","capacity":"1Gi"})"));
+  REQUIRE(capacity_only.has_value());
+  CHECK(capacity_only->object.limit == (std::int64_t{1} << 30));
+  CHECK_FALSE(capacity_only->object.node_topology.has_value());
+  auto neither = d.event<CSIStorageCapacity>(
+      event("ADDED", R"({"metadata":{"name":"c3","namespace":"x"},"storageClassName":"fast","capacity":null})"));
+  REQUIRE(neither.has_value());
+  CHECK_FALSE(neither->object.limit.has_value());
+}
+
 TEST_CASE("decode: CSINodes keep each driver's attach limit") {
   Decoder d;
   const std::string n1 = R"({"kind":"CSINode","apiVersion":"storage.k8s.io/v1",)" + meta("n1", "", "60") +

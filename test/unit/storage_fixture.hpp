@@ -21,6 +21,8 @@ class Storage final : public sched::ClusterObjects {
   std::map<std::string, kube::StorageClass, std::less<>> classes;
   std::map<std::string, kube::CSINode, std::less<>> csi_nodes;
   std::map<std::string, std::vector<kube::VolumeAttachment>, std::less<>> attachments_by_node;
+  std::map<std::string, kube::CSIDriver, std::less<>> drivers;
+  std::vector<kube::CSIStorageCapacity> capacities;
 
   const kube::StringPairs* namespace_labels(std::string_view) const override { return nullptr; }
   kube::LabelSelector default_selector(const kube::Pod&) const override { return {}; }
@@ -39,6 +41,16 @@ class Storage final : public sched::ClusterObjects {
     return out;
   }
   sched::VolumeAssumptions* volume_assumptions() const override { return &assumed; }
+  const kube::CSIDriver* csi_driver(std::string_view name) const override {
+    auto it = drivers.find(name);
+    return it == drivers.end() ? nullptr : &it->second;
+  }
+  std::vector<const kube::CSIStorageCapacity*> storage_capacities(std::string_view class_name) const override {
+    std::vector<const kube::CSIStorageCapacity*> out;
+    for (const auto& c : capacities)
+      if (c.storage_class_name == class_name) out.push_back(&c);
+    return out;
+  }
   mutable sched::VolumeAssumptions assumed;
   const kube::StorageClass* storage_class(std::string_view name) const override {
     auto it = classes.find(name);

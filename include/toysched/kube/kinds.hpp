@@ -37,6 +37,8 @@ namespace toysched::kube {
   KIND(StorageClass, storageclasses, "/apis/storage.k8s.io/v1", cluster)                      \
   KIND(CSINode, csinodes, "/apis/storage.k8s.io/v1", cluster)                                 \
   KIND(VolumeAttachment, volumeattachments, "/apis/storage.k8s.io/v1", cluster)               \
+  KIND(CSIDriver, csidrivers, "/apis/storage.k8s.io/v1", cluster)                             \
+  KIND(CSIStorageCapacity, csistoragecapacities, "/apis/storage.k8s.io/v1", namespaced)       \
   KIND(PodDisruptionBudget, poddisruptionbudgets, "/apis/policy/v1", namespaced)
 // clang-format on
 

@@ -429,6 +429,21 @@ struct CSINode {
   };
   std::vector<Driver> drivers;
 };
+// storage.k8s.io/v1 CSIDriver, for VolumeBinding: whether the driver
+// publishes CSIStorageCapacity objects that provisioning must respect.
+struct CSIDriver {
+  std::string name, uid, resource_version;
+  bool storage_capacity = false;  // spec.storageCapacity
+};
+// storage.k8s.io/v1 CSIStorageCapacity: how much a class's driver can still
+// provision for the nodes its topology selects.
+struct CSIStorageCapacity {
+  std::string ns, name, uid, resource_version;
+  std::string storage_class_name;
+  std::optional<LabelSelector> node_topology;  // nullopt: reachable from no node
+  // maximumVolumeSize if set, else capacity, in bytes; nullopt: neither.
+  std::optional<std::int64_t> limit;
+};
 // storage.k8s.io/v1 VolumeAttachment: a volume attached, or being attached
 // or detached, to a node. It counts against the node's limit even when no
 // pod there uses it any more.

@@ -11,7 +11,9 @@
 //   watch/persistentvolumes ───────┤      volumes and classes themselves;
 //   watch/storageclasses ──────────┤      the PDBs, sorted, for preemption;
 //   watch/csinodes ────────────────┤      CSINodes by node, VolumeAttachments
-//   watch/volumeattachments ───────┤      by the node they name)
+//   watch/volumeattachments ───────┤      by the node they name; CSIDrivers,
+//   watch/csidrivers ──────────────┤      CSIStorageCapacities by class)
+//   watch/csistoragecapacities ────┤
 //   watch/poddisruptionbudgets ────┘
 //
 // The index keeps its own copy of what it needs, keyed so that a lookup by
@@ -46,9 +48,10 @@ namespace toysched::sched {
 // kube/kinds.hpp, its type here, and those three.
 template <class... T>
 struct KindList {};
-using ClusterKinds = KindList<kube::Namespace, kube::Service, kube::ReplicationController, kube::ReplicaSet,
-                              kube::StatefulSet, kube::PersistentVolumeClaim, kube::PersistentVolume,
-                              kube::StorageClass, kube::CSINode, kube::VolumeAttachment, kube::PodDisruptionBudget>;
+using ClusterKinds =
+    KindList<kube::Namespace, kube::Service, kube::ReplicationController, kube::ReplicaSet, kube::StatefulSet,
+             kube::PersistentVolumeClaim, kube::PersistentVolume, kube::StorageClass, kube::CSINode,
+             kube::VolumeAttachment, kube::CSIDriver, kube::CSIStorageCapacity, kube::PodDisruptionBudget>;
 
 // A std::string-keyed map looked up by string_view (C++20 heterogeneous lookup).
 struct StringViewHash {
@@ -72,7 +75,9 @@ class ClusterObjectIndex final : public ClusterObjects {
   // first), it never makes a pod unschedulable or preemption impossible,
   // and upstream registers no event for it. A CSINode added, or updated
   // with a higher limit for a driver, and a VolumeAttachment deleted may
-  // let in a pod NodeVolumeLimits rejected (upstream's hints for it).
+  // let in a pod NodeVolumeLimits rejected (upstream's hints for it); a
+  // CSIDriver or a CSIStorageCapacity added or updated, one VolumeBinding
+  // rejected for want of storage.
   // `listed`: each informer's list applied (the scheduler checks whether
   // all have synced).
   explicit ClusterObjectIndex(std::function<void(const char* event)> changed = {}, std::function<void()> listed = {});
@@ -93,6 +98,8 @@ class ClusterObjectIndex final : public ClusterObjects {
   VolumeAssumptions* volume_assumptions() const override { return &assumed_; }
   const kube::CSINode* csi_node(std::string_view node) const override;
   std::span<const kube::VolumeAttachment> attachments(std::string_view node) const override;
+  const kube::CSIDriver* csi_driver(std::string_view name) const override;
+  std::vector<const kube::CSIStorageCapacity*> storage_capacities(std::string_view class_name) const override;
   std::span<const kube::PodDisruptionBudget* const> pdbs() const override { return pdb_list_; }
 
   // The handler the informer of kind T feeds (a unit test may feed it by hand).
@@ -130,6 +137,8 @@ class ClusterObjectIndex final : public ClusterObjects {
   void put(const kube::StorageClass& sc, const kube::StorageClass* old);
   void put(const kube::CSINode& n, const kube::CSINode* old);
   void put(const kube::VolumeAttachment& va, const kube::VolumeAttachment* old);
+  void put(const kube::CSIDriver& d, const kube::CSIDriver* old);
+  void put(const kube::CSIStorageCapacity& c, const kube::CSIStorageCapacity* old);
   void put(const kube::PodDisruptionBudget& pdb, const kube::PodDisruptionBudget*);
   void erase(const kube::Namespace& n);
   void erase(const kube::Service& s);
@@ -141,6 +150,8 @@ class ClusterObjectIndex final : public ClusterObjects {
   void erase(const kube::StorageClass& sc);
   void erase(const kube::CSINode& n);
   void erase(const kube::VolumeAttachment& va);
+  void erase(const kube::CSIDriver& d);
+  void erase(const kube::CSIStorageCapacity& c);
   void erase(const kube::PodDisruptionBudget& pdb);
 
   std::function<void(const char*)> changed_;
@@ -157,6 +168,8 @@ class ClusterObjectIndex final : public ClusterObjects {
   StringMap<kube::CSINode> csi_nodes_;
   // node name → the attachments naming it: a few per node, found by name.
   StringMap<std::vector<kube::VolumeAttachment>> attachments_;
+  StringMap<kube::CSIDriver> csi_drivers_;
+  ByNamespace<kube::CSIStorageCapacity> capacities_;
   // The budgets, and pointers to them sorted by (namespace, name) for
   // pdbs(). A map node never moves and an update assigns in place, so
   // only an add or a delete touches the list.

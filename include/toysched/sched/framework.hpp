@@ -141,6 +141,12 @@ class ClusterObjects {
   // VolumeAttachments naming the node (in no order).
   virtual const kube::CSINode* csi_node(std::string_view /*node*/) const { return nullptr; }
   virtual std::span<const kube::VolumeAttachment> attachments(std::string_view /*node*/) const { return {}; }
+  // VolumeBinding's capacity check: the CSIDriver named (nullptr: none),
+  // and the CSIStorageCapacities of a storage class (in no order).
+  virtual const kube::CSIDriver* csi_driver(std::string_view /*name*/) const { return nullptr; }
+  virtual std::vector<const kube::CSIStorageCapacity*> storage_capacities(std::string_view /*class_name*/) const {
+    return {};
+  }
   // Every PodDisruptionBudget, for preemption (upstream lists them all and
   // matches each victim against those of its namespace). Sorted by
   // namespace, then name: one namespace's budgets are adjacent and the

@@ -133,6 +133,7 @@ inline constexpr std::uint32_t kFilterPair = kPreFilter | kFilter, kScorePair = 
          "another pod")                                                                                         \
   REASON(volume_node_affinity, "node(s) didn't match PersistentVolume's node affinity")                         \
   REASON(volume_bind_conflict, "node(s) didn't find available persistent volumes to bind")                      \
+  REASON(volume_no_space, "node(s) did not have enough free storage")                                           \
   REASON(volume_missing, "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)")           \
   REASON(volume_zone_conflict, "node(s) had no available volume zone")                                          \
   REASON(max_volume_count, "node(s) exceed max volume count")                                                   \

@@ -50,7 +50,10 @@ struct SchedulerStats {
   std::uint64_t binds_ok = 0;
   std::uint64_t bind_conflicts = 0;  // 409: another scheduler was first
   std::uint64_t bind_errors = 0;
-  int binds_in_flight = 0;                // decided, bind not answered yet (waiting for a slot included)
+  int binds_in_flight = 0;  // decided, bind not answered yet (waiting for a slot included)
+  // Of them, waiting in PreBind for the volume controller (for up to
+  // bindTimeoutSeconds): not busy binding, nothing to drain at shutdown.
+  int binds_waiting_for_volumes = 0;
   std::uint64_t preemption_attempts = 0;  // PostFilter runs (upstream's scheduler_preemption_attempts_total)
   std::uint64_t preemptions = 0;          // of them, with victims chosen
   std::uint64_t victims_evicted = 0;      // victims deleted (or found gone) by our preemptions

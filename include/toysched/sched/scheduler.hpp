@@ -108,6 +108,10 @@ class Scheduler {
   // open yet: a burst now would wait for TCP and TLS handshakes.
   bool opening_connections() const noexcept { return loop_started_ && !binder_.connections_open(); }
   int binds_in_flight() const noexcept { return stats_.binds_in_flight; }
+  // Those not waiting for their volumes (a shutdown waits for these only:
+  // a pod whose volumes are not bound yet is decided again by whoever
+  // schedules next, its claims as far as they got).
+  int binds_to_drain() const noexcept { return stats_.binds_in_flight - stats_.binds_waiting_for_volumes; }
 
   const SchedulerStats& stats() const noexcept { return stats_; }
   void set_observer(SchedulerObserver o) { observer_ = std::move(o); }

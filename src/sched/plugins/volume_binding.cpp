@@ -61,6 +61,7 @@ PreFilterResult VolumeBinding::pre_filter(const kube::Pod& pod, const Cluster& c
   bound_.clear();
   delayed_.clear();
   candidates_.clear();
+  capacities_.clear();
   objects_ = cluster.objects;
   assumed_ = objects_ != nullptr ? objects_->volume_assumptions() : nullptr;
   if (pod.claims.empty() && pod.ephemeral_volumes.empty()) return {PreFilterResult::Kind::skip, {}, nullptr};
@@ -105,6 +106,8 @@ PreFilterResult VolumeBinding::pre_filter(const kube::Pod& pod, const Cluster& c
     classes.push_back(*c->storage_class_name);
     auto pvs = objects_->volumes_of_class(*c->storage_class_name);
     candidates_.insert(candidates_.end(), pvs.begin(), pvs.end());
+    auto caps = objects_->storage_capacities(*c->storage_class_name);
+    capacities_.insert(capacities_.end(), caps.begin(), caps.end());
   }
   const bool nothing_to_check = std::all_of(bound_.begin(), bound_.end(), [](const kube::PersistentVolume* pv) {
     return pv != nullptr && !pv->has_node_affinity;
@@ -140,11 +143,27 @@ const kube::PersistentVolume* VolumeBinding::match(const kube::PersistentVolumeC
   return best;
 }
 
-// checkVolumeProvisions for one claim, but for CSIStorageCapacity.
-bool VolumeBinding::can_provision(const kube::PersistentVolumeClaim& c, const kube::Node& node) const {
+FilterStatus VolumeBinding::provisioning(const kube::PersistentVolumeClaim& c, const kube::Node& node) const {
   const kube::StorageClass* sc = objects_->storage_class(*c.storage_class_name);
-  if (sc == nullptr || sc->provisioner.empty() || sc->provisioner == kNoProvisioner) return false;
-  return topology_allows(*sc, node);
+  if (sc == nullptr || sc->provisioner.empty() || sc->provisioner == kNoProvisioner || !topology_allows(*sc, node))
+    return reject(PluginId::volume_binding, Code::unresolvable, Reason::volume_bind_conflict);
+  if (!enough_capacity(c, *sc, node))
+    return reject(PluginId::volume_binding, Code::unresolvable, Reason::volume_no_space);
+  return {};
+}
+
+// hasEnoughCapacity: only for a CSI driver that opted in
+// (spec.storageCapacity); then some CSIStorageCapacity of the class,
+// reachable from the node, must take a volume of the claim's size.
+bool VolumeBinding::enough_capacity(const kube::PersistentVolumeClaim& c, const kube::StorageClass& sc,
+                                    const kube::Node& node) const {
+  if (c.storage_request == 0) return true;  // nothing to check
+  const kube::CSIDriver* driver = objects_->csi_driver(sc.provisioner);
+  if (driver == nullptr || !driver->storage_capacity) return true;
+  return std::any_of(capacities_.begin(), capacities_.end(), [&](const kube::CSIStorageCapacity* cap) {
+    return cap->storage_class_name == sc.name && cap->limit && *cap->limit >= c.storage_request && cap->node_topology &&
+           kube::selector_matches(*cap->node_topology, node.labels);
+  });
 }
 
 FilterStatus VolumeBinding::find(const kube::Node& node, PodVolumes* out) const {
@@ -175,12 +194,10 @@ FilterStatus VolumeBinding::find(const kube::Node& node, PodVolumes* out) const 
     (selected ? provision : to_match).push_back(c);
   }
   std::vector<const kube::PersistentVolume*> chosen;
-  bool matched = true;
   for (const kube::PersistentVolumeClaim* c : to_match) {
     const kube::PersistentVolume* pv = match(*c, node, chosen);
     if (pv == nullptr) {
       provision.push_back(c);
-      matched = false;
       continue;
     }
     chosen.push_back(pv);
@@ -188,12 +205,14 @@ FilterStatus VolumeBinding::find(const kube::Node& node, PodVolumes* out) const 
   }
   // A claim no volume matched may still be provisioned: if every such
   // claim can be, the node passes (upstream lets the provisioning check's
-  // answer replace the matching's).
-  if (!provision.empty()) {
-    matched = std::all_of(provision.begin(), provision.end(), [&](const auto* c) { return can_provision(*c, node); });
-    if (out != nullptr && matched) out->provision = std::move(provision);
+  // answer replace the matching's); the first that cannot says why.
+  for (const kube::PersistentVolumeClaim* c : provision) {
+    const FilterStatus why = provisioning(*c, node);
+    if (why.ok()) continue;
+    fail(why.has(Reason::volume_no_space) ? Reason::volume_no_space : Reason::volume_bind_conflict);
+    return st;
   }
-  if (!matched) fail(Reason::volume_bind_conflict);
+  if (out != nullptr) out->provision = std::move(provision);
   return st;
 }
 

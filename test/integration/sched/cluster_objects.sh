@@ -57,11 +57,12 @@ done
 pass "the informers synced, with their object counts logged"
 curl -sf "$url/metrics" >"$TEST_TMP/metrics.txt" || fail "GET /metrics"
 for r in pods nodes namespaces services replicationcontrollers replicasets statefulsets \
-  persistentvolumeclaims persistentvolumes storageclasses poddisruptionbudgets; do
+  persistentvolumeclaims persistentvolumes storageclasses csinodes volumeattachments csidrivers \
+  csistoragecapacities poddisruptionbudgets; do
   grep -q "^toysched_watch_restarts_total{.*resource=\"$r\"" "$TEST_TMP/metrics.txt" ||
     fail "no toysched_watch_restarts_total series for $r"
 done
-pass "toysched_watch_restarts_total has a series for each of the eleven watches"
+pass "toysched_watch_restarts_total has a series for each of the fifteen watches"
 
 wait_until 20 "the ReplicaSet's pod bound" '[ "$(bound_count app=web)" = 1 ]'
 pod=$(k -n "$NS" get pods -l app=web -o jsonpath='{.items[0].metadata.name}')

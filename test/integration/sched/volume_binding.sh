@@ -11,6 +11,10 @@
 #    finds none left and stays pending, both saying the same;
 #  - a generic ephemeral volume: its claim made for the pod, provisioned
 #    on the pod's node, by both;
+#  - a CSI driver that publishes its capacity (CSIStorageCapacity): enough
+#    on lab-node-2 alone, so the claim is to be provisioned there
+#    (selected-node), and a claim larger than any capacity leaves its pod
+#    pending, both saying the same;
 #  - toy-scheduler only (kube-scheduler's timeout is 10 minutes here): a
 #    class whose provisioner never answers, with bindTimeoutSeconds 8: the
 #    pod gets upstream's PreBind failure and is tried again, while others
@@ -123,6 +127,46 @@ for ns in "$NS" "$KUBE_NS"; do
   local_to "$ns" eph-scratch eph
 done
 pass "generic ephemeral volume: bound, its claim Bound on its node, by both"
+
+# --- Storage capacity: driver cap.example publishes it; 5Gi reachable
+# from lab-node-2 only. Nothing provisions for it: the claims stay unbound.
+wffc_class lab-cap cap.example
+on_exit k delete csidriver cap.example '>/dev/null 2>&1'
+k apply -f - >/dev/null <<YAML
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: cap.example}
+spec: {attachRequired: false, storageCapacity: true}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: cap-node-2, namespace: $NS}
+storageClassName: lab-cap
+nodeTopology: {matchLabels: {kubernetes.io/hostname: lab-node-2}}
+capacity: 5Gi
+YAML
+for ns in "$NS" "$KUBE_NS"; do
+  for c in fits-cap too-big; do
+    size=$([ "$c" = fits-cap ] && echo 2Gi || echo 10Gi)
+    k -n "$ns" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $c}
+spec: {accessModes: [ReadWriteOnce], storageClassName: lab-cap, resources: {requests: {storage: $size}}}
+YAML
+    claim_user "$ns" "$(sched_of "$ns")" "$c" "$c"
+  done
+done
+selected() { field "$1" pvc "$2" '.metadata.annotations.volume\.kubernetes\.io/selected-node'; }
+for ns in "$NS" "$KUBE_NS"; do
+  wait_until 60 "$ns/fits-cap's claim to be provisioned on lab-node-2" '[ "$(selected '"$ns"' fits-cap)" = lab-node-2 ]'
+done
+wait_until 30 "too-big pending with a message (toy-scheduler)" '[ -n "$(message_in "$NS" too-big)" ]'
+wait_until 60 "too-big pending with a message (kube-scheduler)" '[ -n "$(message_in "$KUBE_NS" too-big)" ]'
+[ "$(message_in "$NS" too-big)" = "$(kube_message too-big)" ] ||
+  fail "too-big: toy-scheduler says '$(message_in "$NS" too-big)', kube-scheduler '$(kube_message too-big)'"
+[ -z "$(selected "$NS" too-big)" ] || fail "toy-scheduler chose a node for too-big's claim: $(selected "$NS" too-big)"
+pass "storage capacity: a 2Gi claim provisioned on lab-node-2 by both; a 10Gi one pending, both say '$(message_in "$NS" too-big)'"
 
 # --- A provisioner that never answers (toy-scheduler only).
 wffc_class lab-silent silent.example.com

@@ -247,3 +247,53 @@ TEST_CASE("generic ephemeral volumes: the claim the controller makes for the pod
   CHECK(plugin.pre_filter(pod, cluster).kind == PreFilterResult::Kind::run);
   CHECK(plugin.find(nodes()[0].node, nullptr).ok());
 }
+
+TEST_CASE("provisioning: CSIStorageCapacity, for a driver that publishes it") {
+  // upstream's TestCapacity: the driver opts in with storageCapacity; a
+  // capacity of the class reachable from the node must hold the request.
+  Storage s;
+  s.add_class("wait", true).provisioner = "csi.example";
+  wait_claim(s, "data", 4);
+  auto capacity = [&](std::optional<std::int64_t> limit, kube::StringPairs topology) {
+    kube::CSIStorageCapacity c;
+    c.storage_class_name = "wait";
+    c.limit = limit;
+    c.node_topology = kube::LabelSelector{std::move(topology), {}};
+    s.capacities.push_back(c);
+  };
+  auto verdicts = [&] {
+    Run r(s);
+    REQUIRE(r.pre_filter(pod_with({"data"})) == PreFilterResult::Kind::run);
+    return r.verdicts();
+  };
+  constexpr const char* kNoSpace = "node(s) did not have enough free storage";
+  SUBCASE("a driver that does not publish capacity: not checked") {
+    CHECK(verdicts() == std::vector<std::string>{"pass", "pass", "pass"});
+    s.drivers["csi.example"].storage_capacity = false;
+    CHECK(verdicts() == std::vector<std::string>{"pass", "pass", "pass"});
+  }
+  SUBCASE("no capacity at all") {
+    s.drivers["csi.example"].storage_capacity = true;
+    CHECK(verdicts() == std::vector<std::string>{kNoSpace, kNoSpace, kNoSpace});
+  }
+  SUBCASE("enough in zone b only, too little in zone a, another class's anywhere") {
+    s.drivers["csi.example"].storage_capacity = true;
+    capacity(5 * kGi, {{"zone", "b"}});
+    capacity(3 * kGi, {{"zone", "a"}});
+    capacity(100 * kGi, {});
+    s.capacities.back().storage_class_name = "other";
+    CHECK(verdicts() == std::vector<std::string>{kNoSpace, kNoSpace, "pass"});
+  }
+  SUBCASE("no limit set, or no topology: reachable from no node") {
+    s.drivers["csi.example"].storage_capacity = true;
+    capacity(std::nullopt, {});
+    capacity(10 * kGi, {});
+    s.capacities.back().node_topology.reset();
+    CHECK(verdicts() == std::vector<std::string>{kNoSpace, kNoSpace, kNoSpace});
+  }
+  SUBCASE("an empty topology selector reaches every node") {
+    s.drivers["csi.example"].storage_capacity = true;
+    capacity(4 * kGi, {});
+    CHECK(verdicts() == std::vector<std::string>{"pass", "pass", "pass"});
+  }
+}

@@ -15,7 +15,9 @@
 //     finds the smallest free volume of its class that fits it on this node
 //     (capacity, access modes, volume mode, selector, node affinity; a
 //     volume pre-bound to it wins), or its class must be able to provision
-//     there (a provisioner, allowedTopologies); a claim whose selected-node
+//     there (a provisioner, allowedTopologies, and, when the class's CSI
+//     driver publishes CSIStorageCapacity, a capacity reachable from the
+//     node that holds the claim's request); a claim whose selected-node
 //     annotation names another node fails at once.
 //   Reserve: the chosen volumes and claims are assumed (VolumeAssumptions),
 //     so the decisions that follow do not choose them again.
@@ -23,9 +25,6 @@
 //     claimRef and each claim's selected-node annotation, then wait until
 //     the volume controller has bound them all (bindTimeoutSeconds).
 //   Unreserve: the assumptions are dropped.
-//
-// Not done, as upstream does with drivers that publish it: checking a CSI
-// driver's CSIStorageCapacity before provisioning (docs/compat.md).
 #pragma once
 
 #include <chrono>
@@ -63,7 +62,10 @@ class VolumeBinding final : public Plugin {
  private:
   const kube::PersistentVolume* match(const kube::PersistentVolumeClaim& c, const kube::Node& node,
                                       const std::vector<const kube::PersistentVolume*>& chosen) const;
-  bool can_provision(const kube::PersistentVolumeClaim& c, const kube::Node& node) const;
+  // checkVolumeProvisions for one claim: success, or why not.
+  FilterStatus provisioning(const kube::PersistentVolumeClaim& c, const kube::Node& node) const;
+  bool enough_capacity(const kube::PersistentVolumeClaim& c, const kube::StorageClass& sc,
+                       const kube::Node& node) const;
 
   std::chrono::seconds timeout_;
   // This cycle's state (PreFilter writes it; Filter and Reserve read it).
@@ -76,7 +78,8 @@ class VolumeBinding final : public Plugin {
   // and the volumes of their classes.
   std::vector<const kube::PersistentVolumeClaim*> delayed_;
   std::vector<const kube::PersistentVolume*> candidates_;
-  std::string message_;  // a rejection's text, until the next PreFilter
+  std::vector<const kube::CSIStorageCapacity*> capacities_;  // of the same classes
+  std::string message_;                                      // a rejection's text, until the next PreFilter
 };
 
 }  // namespace toysched::sched
