@@ -190,6 +190,9 @@ void Binder::handle_pre_bind_failure(const BindRequest& req, PluginId plugin, co
   const std::string message = "running PreBind plugin \"" + std::string(plugin_name(plugin)) + "\": " + error;
   TS_ERROR("Failed to bind volumes of pod", {"pod", key(pod)}, {"node", req.node}, {"err", message});
   ctx_.queue.backoff(pod.uid, clock::now());
+  // No longer allowed to write (as for a bind not sent): no event, and no
+  // PodScheduled=False patch that could land after the next leader's bind.
+  if (gate_ && !gate_()) return;
   const std::optional<std::string> clear =
       pod.nominated_node_name.empty() ? std::nullopt : std::optional<std::string>("");
   ctx_.events.failed_scheduling(pod, message, true, clear);

@@ -43,29 +43,6 @@ void earlier_failure_in_flight(BinderWorld& w) {
   REQUIRE(w.run_until([&] { return w.order.in_flight("u3"); }));
 }
 
-// How the pod's bind ended, as the scheduler's own state says.
-void check_pod(BinderWorld& w, const std::string& key, const std::string& node) {
-  const auto& s = *w.server.find(key);
-  INFO("pod " << key << " (server: node \"" << s.node << "\", " << s.bindings << " bindings)");
-  CHECK(s.bindings <= 1);
-  const auto posts = w.fake.sent_matching(http::verb::post, key.substr(2) + "/binding");
-  // Sent once: a replay is the transport's, the same request at the same point.
-  for (const auto& p : posts) CHECK(p.point == posts.front().point);
-  const bool ours = w.cache.contains(s.uid);
-  if (ours) {  // counted bound: the server holds it on our node
-    CHECK(s.node == node);
-    CHECK(w.where(s.uid) == "done");
-    return;
-  }
-  const bool refused_409 = !posts.empty() && posts.back().status == 409 && posts.back().done_seq != 0;
-  const std::string where = w.where(s.uid);
-  if (refused_409 && posts.size() == 1) {
-    CHECK(where == "done");  // a race lost: out of the queue, never retried
-  } else {
-    CHECK(where == "backoff");  // tried again later; never lost
-  }
-}
-
 // A bind of the pod sent while one of its status patches was on the wire.
 int binds_during_patch(const ScriptedTransport& fake, const std::string& name) {
   int overlaps = 0;
@@ -76,16 +53,10 @@ int binds_during_patch(const ScriptedTransport& fake, const std::string& name) {
 }
 
 void check_world(BinderWorld& w) {
-  for (const char* key : kPods) check_pod(w, key, std::string(key) == "a/p2" ? "n2" : "n1");
+  for (const char* key : kPods) testing::check_pod(w, key, std::string(key) == "a/p2" ? "n2" : "n1");
   CHECK(binds_during_patch(w.fake, "p3") == 0);
   CHECK(w.server.stale_false_patches() == 0);
-  CHECK(w.stats.binds_in_flight == 0);
-  CHECK(w.binder.slots().held() == 0);
-  CHECK(w.order.in_flight_count() == 0);
-  CHECK(w.order.waiting() == 0);
-  CHECK(w.events.pending() == 0);
-  CHECK(w.fake.unexpected().empty());
-  CHECK(w.supervisor.failures().empty());
+  testing::check_idle(w);
   CHECK(w.stats.binds_ok + w.stats.bind_conflicts + w.stats.bind_errors <= 3);
 }
 

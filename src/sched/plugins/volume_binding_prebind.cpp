@@ -51,7 +51,7 @@ struct Provisioning {
 class VolumePreBind final : public PreBind {
  public:
   VolumePreBind(const ClusterObjects& objects, VolumeAssumptions* assumed, const kube::Node& node,
-                std::chrono::seconds timeout)
+                std::chrono::milliseconds timeout)
       : objects_(objects), assumed_(assumed), node_(node.name), timeout_(timeout) {
     labels_.name = node.name;
     labels_.labels = node.labels;
@@ -75,7 +75,7 @@ class VolumePreBind final : public PreBind {
   VolumeAssumptions* assumed_;
   std::string node_;
   kube::Node labels_;  // the node's name and labels as the cache had them at Reserve
-  std::chrono::seconds timeout_;
+  std::chrono::milliseconds timeout_;
   bool released_ = false;
 };
 

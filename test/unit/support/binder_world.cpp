@@ -49,7 +49,8 @@ kube::Pod BinderWorld::pod(const std::string& key) const {
   return p;
 }
 
-void BinderWorld::decide(const std::string& key, const std::string& node) {
+void BinderWorld::decide(const std::string& key, const std::string& node,
+                         std::vector<std::unique_ptr<sched::PreBind>> pre_binds) {
   const auto now = sched::Queue::clock::now();
   kube::Pod p = pod(key);
   queue.add_or_update(p, now);
@@ -57,7 +58,8 @@ void BinderWorld::decide(const std::string& key, const std::string& node) {
   REQUIRE(item);
   REQUIRE(item->pod.uid == p.uid);
   REQUIRE(cache.assume(p, node));
-  binder.spawn_bind(sched::BindRequest{item->pod, node, 2, 2, item->attempts, item->first_queued, {}});
+  binder.spawn_bind(
+      sched::BindRequest{item->pod, node, 2, 2, item->attempts, item->first_queued, {}, std::move(pre_binds)});
 }
 
 std::string BinderWorld::where(const std::string& uid) const { return std::string(queue.where(uid)); }
@@ -77,6 +79,37 @@ void BinderWorld::finish() {
   io.restart();
   io.run_for(5s);
   CHECK(io.stopped());  // ran dry: nothing left waiting
+}
+
+void check_pod(BinderWorld& w, const std::string& key, const std::string& node) {
+  const auto& s = *w.server.find(key);
+  INFO("pod " << key << " (server: node \"" << s.node << "\", " << s.bindings << " bindings)");
+  CHECK(s.bindings <= 1);
+  const auto posts = w.fake.sent_matching(http::verb::post, s.name + "/binding");
+  // Sent once: a replay is the transport's, the same request at the same point.
+  for (const auto& p : posts) CHECK(p.point == posts.front().point);
+  if (w.cache.contains(s.uid)) {  // counted bound: the server holds it on our node
+    CHECK(s.node == node);
+    CHECK(w.where(s.uid) == "done");
+    return;
+  }
+  const bool refused_409 = !posts.empty() && posts.back().status == 409 && posts.back().done_seq != 0;
+  const std::string where = w.where(s.uid);
+  if (refused_409 && posts.size() == 1) {
+    CHECK(where == "done");  // a race lost: out of the queue, never retried
+  } else {
+    CHECK(where == "backoff");  // tried again later; never lost
+  }
+}
+
+void check_idle(BinderWorld& w) {
+  CHECK(w.stats.binds_in_flight == 0);
+  CHECK(w.binder.slots().held() == 0);
+  CHECK(w.order.in_flight_count() == 0);
+  CHECK(w.order.waiting() == 0);
+  CHECK(w.events.pending() == 0);
+  CHECK(w.fake.unexpected().empty());
+  CHECK(w.supervisor.failures().empty());
 }
 
 }  // namespace toysched::testing

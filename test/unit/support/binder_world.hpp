@@ -9,7 +9,9 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "pod_server.hpp"
 #include "scripted_transport.hpp"
@@ -47,8 +49,9 @@ struct BinderWorld {
   // The pod as the scheduler holds it (pending, ours).
   kube::Pod pod(const std::string& key) const;
   // The scheduling cycle's part: queued, popped, assumed on `node`, its
-  // bind spawned.
-  void decide(const std::string& key, const std::string& node);
+  // bind spawned with what Reserve left to do before it (`pre_binds`).
+  void decide(const std::string& key, const std::string& node,
+              std::vector<std::unique_ptr<sched::PreBind>> pre_binds = {});
   // Queue::where: "active", "backoff", "unschedulable", "in flight", "done", "".
   std::string where(const std::string& uid) const;
   // Runs the loop until `pred` holds (at most `limit` handlers); true if it did.
@@ -56,5 +59,14 @@ struct BinderWorld {
   // Stops the event recorder (it sends what is queued) and runs the loop dry.
   void finish();
 };
+
+// How the pod's bind ended, as the scheduler's own state says: bound by us
+// (on `node`, done in the queue), a 409 to a POST sent once (a race lost:
+// done, never retried), or back in backoff; never bound twice, its POST
+// never sent twice but by the transport's replay.
+void check_pod(BinderWorld& w, const std::string& key, const std::string& node);
+// Nothing left holding a bind slot, the ordering gate, an event or a
+// frame; no request off the script, no task failed.
+void check_idle(BinderWorld& w);
 
 }  // namespace toysched::testing

@@ -10,17 +10,6 @@ namespace http = boost::beast::http;
 
 namespace {
 
-// The string value that follows `key` ("\"uid\":") in a compact JSON body
-// the scheduler wrote; "" when absent.
-std::string string_after(const std::string& body, const std::string& key, std::size_t from = 0) {
-  auto at = body.find(key, from);
-  if (at == std::string::npos) return {};
-  auto open = body.find('"', at + key.size());
-  auto close = body.find('"', open + 1);
-  if (open == std::string::npos || close == std::string::npos) return {};
-  return body.substr(open + 1, close - open - 1);
-}
-
 std::uint64_t rv_from(const std::string& target) {
   auto at = target.find("resourceVersion=");
   if (at == std::string::npos) return 0;
@@ -28,6 +17,15 @@ std::uint64_t rv_from(const std::string& target) {
 }
 
 }  // namespace
+
+std::string string_after(const std::string& body, const std::string& key, std::size_t from) {
+  auto at = body.find(key, from);
+  if (at == std::string::npos) return {};
+  auto open = body.find('"', at + key.size());
+  auto close = body.find('"', open + 1);
+  if (open == std::string::npos || close == std::string::npos) return {};
+  return body.substr(open + 1, close - open - 1);
+}
 
 std::string PodServer::pod_json(const ServerPod& p) {
   json::Writer w;

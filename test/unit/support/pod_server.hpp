@@ -15,6 +15,10 @@
 
 namespace toysched::testing {
 
+// The string value that follows `key` ("\"uid\":") in a compact JSON body
+// the scheduler wrote, from `from` on; "" when absent.
+std::string string_after(const std::string& body, const std::string& key, std::size_t from = 0);
+
 struct ServerPod {
   std::string ns, name, uid, node;
   std::uint64_t rv = 0;

@@ -48,7 +48,8 @@ struct PodVolumes {
 
 class VolumeBinding final : public Plugin {
  public:
-  explicit VolumeBinding(std::chrono::seconds bind_timeout = std::chrono::seconds(600)) : timeout_(bind_timeout) {}
+  // bindTimeoutSeconds; finer than seconds for tests.
+  explicit VolumeBinding(std::chrono::milliseconds bind_timeout = std::chrono::seconds(600)) : timeout_(bind_timeout) {}
   PluginId id() const noexcept override { return PluginId::volume_binding; }
   PreFilterResult pre_filter(const kube::Pod& pod, const Cluster& cluster) override;
   std::size_t filter(const kube::Pod& pod, std::span<const NodeInfo*> nodes, FilterSink& sink) override;
@@ -67,7 +68,7 @@ class VolumeBinding final : public Plugin {
   bool enough_capacity(const kube::PersistentVolumeClaim& c, const kube::StorageClass& sc,
                        const kube::Node& node) const;
 
-  std::chrono::seconds timeout_;
+  std::chrono::milliseconds timeout_;
   // This cycle's state (PreFilter writes it; Filter and Reserve read it).
   const ClusterObjects* objects_ = nullptr;
   const VolumeAssumptions* assumed_ = nullptr;
