@@ -15,10 +15,10 @@
 #    on lab-node-2 alone, so the claim is to be provisioned there
 #    (selected-node), and a claim larger than any capacity leaves its pod
 #    pending, both saying the same;
-#  - toy-scheduler only (kube-scheduler's timeout is 10 minutes here): a
-#    class whose provisioner never answers, with bindTimeoutSeconds 8: the
-#    pod gets upstream's PreBind failure and is tried again, while others
-#    are bound meanwhile;
+#  - a class whose provisioner never answers: both choose a node for the
+#    claim and leave the pod unbound; toy-scheduler, with bindTimeoutSeconds
+#    8 (kube-scheduler's is 600 here), gives upstream's PreBind failure and
+#    tries again, while other pods are bound meanwhile;
 #  - a toy-scheduler killed by --crash-at right before PreBind's write, and
 #    one killed while waiting for the provisioner: restarted, each pod is
 #    bound once, its claim Bound on its node.
@@ -172,13 +172,25 @@ pass "storage capacity: a 2Gi claim provisioned on lab-node-2 by both; a 10Gi on
 wffc_class lab-silent silent.example.com
 claim silent "" lab-silent
 claim_user "$NS" toy-scheduler silent silent
+# kube-scheduler, whose timeout is 600 s, is only seen to choose a node for
+# the claim and leave the pod unbound meanwhile.
+k -n "$KUBE_NS" apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: silent}
+spec: {accessModes: [ReadWriteOnce], storageClassName: lab-silent, resources: {requests: {storage: 1Gi}}}
+YAML
+claim_user "$KUBE_NS" default-scheduler silent silent
 want='running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded'
 wait_until 30 "silent's PreBind timed out" '[ "$(message_in "$NS" silent)" = "$want" ]'
 deployment meanwhile 3 toy-scheduler
 wait_until 30 "3 pods bound meanwhile" '[ "$(bound_count app=meanwhile)" = 3 ]'
 wait_until 40 "silent tried again" '[ "$(grep -c "Updated PersistentVolumeClaim with selected node.*PVC=\"'"$NS"'/silent\"" "$TEST_TMP/toy.log")" -ge 2 ]'
-[ -z "$(node_in "$NS" silent)" ] || fail "silent was bound without its volume"
-pass "a silent provisioner: '$want', tried again, other pods bound meanwhile"
+for ns in "$NS" "$KUBE_NS"; do
+  [ -n "$(selected "$ns" silent)" ] || fail "$ns: no node chosen for silent's claim"
+  [ -z "$(node_in "$ns" silent)" ] || fail "$ns: silent was bound without its volume"
+done
+pass "a silent provisioner: '$want', tried again, other pods bound meanwhile; both chose a node for the claim, neither bound the pod"
 
 # --- Killed before PreBind's write, and while it waits: nothing lost, nothing twice.
 crash_case() {  # POINT POD
