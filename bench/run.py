@@ -34,7 +34,8 @@ left over from the previous one):
 migrated-pvs, csi-pvs: bench/volumes.py), not run by default: as basic,
 each pod with a pre-bound volume and claim of its own, all created and
 Bound before the contender starts, on a lab with the volume binder
-(--controllers) and, but for in-tree-pvs, CSINodes.
+(--controllers) and, but for in-tree-pvs, CSINodes; and each as
+NAME-backlog, run as backlog.
 
 Each measurement runs in every --workloads and every --settings: "shared"
 (every process on all CPUs: a small control-plane node) and "dedicated" (the
@@ -78,7 +79,7 @@ from plots import plot_latency, plot_throughput
 from report import fmt, latency_rates, machine, old_latency, render, summarize, write_results_md
 from targets import render_targets
 from scale import SCALE_CONTENDERS, parse_scale, render_scale, run_scale
-from volumes import VOLUME_WORKLOADS, create_volume_pods, lab_flags, prepare_volumes
+from volumes import VOLUME_WORKLOADS, create_volume_pods, is_backlog, lab_flags, prepare_volumes, volume_workload
 
 
 def perf_average(bound_ns: list[int], start_ns: int) -> tuple[float | None, int]:
@@ -128,7 +129,7 @@ def init_count(nodes: int, args) -> int:
 
 def create_for(workload: str, lab, api, scheduler: str, ns: str, count: int, prefix: str = "p-") -> dict:
     """The workload's pods: bench-ceiling create's, or with a claim each (bench/volumes.py)."""
-    if workload in VOLUME_WORKLOADS:
+    if volume_workload(workload):
         return create_volume_pods(api, scheduler, ns, count, prefix)
     return create_pods(lab.kubeconfig, scheduler, ns, count, prefix=prefix)
 
@@ -243,7 +244,7 @@ def is_incomplete(res: dict, c: str, workload: str, args) -> bool:
 def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
     work.mkdir(parents=True)
     scheduler = f"bench-{c}-{run}"
-    backlog = workload == "backlog"
+    backlog = is_backlog(workload)
     res: dict = {"contender": c, "setting": setting, "workload": workload, "nodes": nodes, "pods": pods, "run": run,
                  "scheduler_name": scheduler,
                  # other work on the machine shows here first: the figures are only comparable when it is low
@@ -258,15 +259,15 @@ def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int
         os.sched_setaffinity(0, lab_cpus)
         lab.start(timeout=300)  # 5 000 nodes take a while to create
         res["lab_ready_s"] = round(lab.ready_seconds, 2)
+        api = ApiServer(lab.dir)
+        # a volume workload's volumes and claims, all Bound before the contender starts and before any pod
+        res.update(prepare_volumes(api, workload, {INIT_NS: 0 if backlog else init_count(nodes, args), TPUT_NS: pods}))
         if backlog:  # every measured pod pending before the contender starts
-            res.update(creation(create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)))
+            res.update(creation(create_for(workload, lab, api, scheduler, TPUT_NS, pods)))
         watcher = Watcher(work, lab.kubeconfig, scheduler)
         if not watcher.wait(lambda: watcher.synced is not None and len(watcher.seen) >= (pods if backlog else 0),
                             60, "the watcher's list"):
             raise RuntimeError("the watcher did not list the pods")
-        api = ApiServer(lab.dir)
-        # a volume workload's volumes and claims, all Bound before the contender starts
-        res.update(prepare_volumes(api, workload, {INIT_NS: init_count(nodes, args), TPUT_NS: pods}))
         events = ScheduledEvents(api, TPUT_NS) if c != "ceiling" else None  # the ceiling posts no events
         # SchedulingBasic's initial pods are done when bound and given their events, as the measured pods are:
         # events held past the last initial bind would otherwise be counted in the measured window.
@@ -394,7 +395,8 @@ def parser() -> argparse.ArgumentParser:
                     help="basic (SchedulingBasic: initial pods placed, then the measured pods created while the "
                     "contender runs) and/or backlog (the measured pods all pending before it starts); default both. "
                     "Not in the default: " + ", ".join(VOLUME_WORKLOADS) + " (scheduler_perf's volume workloads, "
-                    "as basic, each pod with a pre-bound volume and claim of its own: bench/volumes.py)")
+                    "as basic, each pod with a pre-bound volume and claim of its own: bench/volumes.py), and each "
+                    "as NAME-backlog")
     ap.add_argument("--latency-rate", type=rates, default=rates("100,500"),
                     help="pods/s of the latency phases, comma-separated (default 100,500); 0: none")
     ap.add_argument("--latency-pods", type=int, default=1000, help="pods created in each latency phase (default 1000)")
@@ -430,7 +432,7 @@ def chosen(ap, args):
             ap.error(f"unknown setting {x}")
     workloads = [x for x in args.workloads.split(",") if x]
     for x in workloads:
-        if x not in WORKLOADS and x not in VOLUME_WORKLOADS:
+        if x not in WORKLOADS and volume_workload(x) is None:
             ap.error(f"unknown workload {x}")
     if "dedicated" in settings and len(os.sched_getaffinity(0)) < 2:
         ap.error("--settings dedicated needs 2 CPUs or more")

@@ -12,6 +12,10 @@ its own on a volume of its own:
 - csi-pvs (SchedulingCSIPVs): CSI volumes of ebs.csi.aws.com, the same
   CSINodes.
 
+Each also as NAME-backlog (run.py's backlog: the measured pods all created,
+pending, before the contender starts, no initial pods), so that the pod
+creator, in the window in NAME, is not what sets the pace.
+
 The objects follow upstream's templates (templates/pv-aws.yaml,
 pv-csi.yaml, pvc.yaml: ReadOnlyMany, 1Gi, reclaim Retain) and naming (claim
 pvc-I, volume NAMESPACE-vol-I; an in-tree volume's volumeID is vol-I, so the
@@ -64,15 +68,28 @@ VOLUME_WORKLOADS = {
 }
 
 
+BACKLOG = "-backlog"
+
+
+def volume_workload(workload: str) -> VolumeWorkload | None:
+    """The volume workload NAME or NAME-backlog is; None for another."""
+    return VOLUME_WORKLOADS.get(workload.removesuffix(BACKLOG))
+
+
+def is_backlog(workload: str) -> bool:
+    """Whether every measured pod is pending before the contender starts."""
+    return workload == "backlog" or workload.endswith(BACKLOG) and volume_workload(workload) is not None
+
+
 def upstream_name(workload: str) -> str:
     """scheduler_perf's name of a bench workload (basic: SchedulingBasic)."""
-    w = VOLUME_WORKLOADS.get(workload)
+    w = volume_workload(workload)
     return w.upstream if w else "SchedulingBasic" if workload == "basic" else workload
 
 
 def lab_flags(workload: str) -> list[str]:
     """kube-lab's flags for a workload: the binder, and the CSINodes where upstream makes them."""
-    w = VOLUME_WORKLOADS.get(workload)
+    w = volume_workload(workload)
     if w is None:
         return []
     return ["--controllers"] + (["--csi-driver", DRIVER, "--csi-attach-limit", str(ATTACH_LIMIT)]
@@ -197,9 +214,10 @@ def prepare_volumes(api, workload: str, counts: dict[str, int], timeout: float =
     """Every volume, then every claim, of each namespace (name -> pods),
     then wait until the binder has bound every claim; the figures. Nothing
     for a workload without volumes."""
-    if workload not in VOLUME_WORKLOADS:
+    w = volume_workload(workload)
+    if w is None:
         return {}
-    source = VOLUME_WORKLOADS[workload].source
+    source = w.source
     for ns in counts:
         ensure_namespace(api, ns)
     t0 = time.monotonic()

@@ -56,6 +56,11 @@ def cases():
         check(f"{w} lab flags", volumes.lab_flags(w),
               ["--controllers", "--csi-driver", "ebs.csi.aws.com", "--csi-attach-limit", "39"])
     check("basic lab flags", volumes.lab_flags("basic"), [])
+    check("csi-pvs-backlog lab flags: csi-pvs's", volumes.lab_flags("csi-pvs-backlog"), volumes.lab_flags("csi-pvs"))
+    check("backlogs", [volumes.is_backlog(w) for w in ("backlog", "basic", "in-tree-pvs", "in-tree-pvs-backlog",
+                                                       "basic-backlog")], [True, False, False, True, False])
+    check("in-tree-pvs-backlog's upstream name", volumes.upstream_name("in-tree-pvs-backlog"), "SchedulingInTreePVs")
+    check("no volume workload", (volumes.volume_workload("basic"), volumes.volume_workload("backlog")), (None, None))
     check("upstream names", [volumes.upstream_name(w) for w in ("basic", "in-tree-pvs", "migrated-pvs", "csi-pvs")],
           ["SchedulingBasic", "SchedulingInTreePVs", "SchedulingMigratedInTreePVs", "SchedulingCSIPVs"])
     check("volume sources", {w: v.source for w, v in volumes.VOLUME_WORKLOADS.items()},
