@@ -88,11 +88,12 @@ def stop(p: subprocess.Popen | None, grace: float = 15) -> None:
 
 
 class Lab(KubeLab):
-    """kube-lab with scheduler_perf's SchedulingBasic nodes and no kubelet."""
+    """kube-lab with scheduler_perf's SchedulingBasic nodes and no kubelet (extra: more flags,
+    bench/volumes.py's lab_flags)."""
 
-    def __init__(self, work: Path, nodes: int):
+    def __init__(self, work: Path, nodes: int, extra: list[str] = ()):
         super().__init__(work / "lab", ["--nodes", nodes, "--no-kubelet", "--node-cpu", "4", "--node-memory", "32Gi",
-                                        "--node-pods", "110"], binary=str(KUBE_LAB))
+                                        "--node-pods", "110", *extra], binary=str(KUBE_LAB))
 
     def close(self, keep: bool = False) -> None:
         """Stop it and delete its directory (keeping its logs, with keep)."""

@@ -57,7 +57,7 @@ def plot_throughput(out_dir: Path, work: Path, summary, node_counts, contenders)
 set terminal pngcairo size 1500,600 font ',11'
 set output '{out_dir / "throughput.png"}'
 set datafile missing '?'
-set title "Throughput on the lab, {WORKLOAD_TITLES[wl]}\\n(median pods/s, whole job: bound and Scheduled event)"
+set title "Throughput on the lab, {WORKLOAD_TITLES.get(wl, wl)}\\n(median pods/s, whole job: bound and Scheduled event)"
 set xlabel 'nodes'
 set ylabel 'pods/s'
 set logscale x

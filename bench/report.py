@@ -12,6 +12,7 @@ from pathlib import Path
 
 from common import (INIT_PODS, KUBECTL, LABELS, PAIRS, PARALLELISM, ROOT, SECTION_BEGIN, SECTION_END, TOY, VERBOSITY,
                     setting_label)
+from volumes import is_backlog, upstream_name
 
 
 def figure(r: dict, key: str):
@@ -276,8 +277,9 @@ def render_group(w, results, group, group_key, contenders, pods_for, rates_seen)
     cpus = next((group[c]["cpus"] for c in contenders if group[c]["runs"]), (None, None))
     label = setting_label(setting, cpus[0] or [], cpus[1] or []) if cpus[0] else setting
     init = next((r["init_pods"] for r in results if in_group(r, *group_key) and "init_pods" in r), INIT_PODS.get(n, n))
-    what = (f"SchedulingBasic: {init:,} initial pods placed, then {pods_for(n):,} measured pods created while it runs"
-            if workload == "basic" else f"backlog: {pods_for(n):,} pods pending before the contender starts")
+    what = (f"{upstream_name(workload)}: {init:,} initial pods placed, then {pods_for(n):,} measured pods created "
+            "while it runs" if not is_backlog(workload) else f"{upstream_name(workload)}: {pods_for(n):,} pods pending "
+            "before the contender starts")
     w("")
     w(f"### {n:,} nodes, {what}; {label}")
     w("")
@@ -318,7 +320,7 @@ def render_group(w, results, group, group_key, contenders, pods_for, rates_seen)
     w(f"Lab ready in {fmt(statistics.median(ls) if ls else None, 1, ' s')} (not measured); the {pods_for(n):,} "
       f"pods created at {fmt(statistics.median(cs) if cs else None, 0)} pods/s (median; "
       + ("inside the window, with the contender running: a contender cannot go faster than this)."
-         if workload == "basic" else "before the window, not measured)."))
+         if not is_backlog(workload) else "before the window, not measured)."))
 
 
 def render_runs(w, results) -> None:

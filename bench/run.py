@@ -30,6 +30,13 @@ left over from the previous one):
      to the watcher seeing it bound;
   6. stop everything, remove the lab.
 
+--workloads may also name scheduler_perf's volume workloads (in-tree-pvs,
+migrated-pvs, csi-pvs: bench/volumes.py), not run by default: as basic,
+each pod with a pre-bound volume and claim of its own, all created and
+Bound before the contender starts, on a lab with the volume binder
+(--controllers) and, but for in-tree-pvs, CSINodes; and each as
+NAME-backlog, run as backlog.
+
 Each measurement runs in every --workloads and every --settings: "shared"
 (every process on all CPUs: a small control-plane node) and "dedicated" (the
 lab, the watcher and the pod creator on one half of the CPUs, the contender
@@ -72,6 +79,7 @@ from plots import plot_latency, plot_throughput
 from report import fmt, latency_rates, machine, old_latency, render, summarize, write_results_md
 from targets import render_targets
 from scale import SCALE_CONTENDERS, parse_scale, render_scale, run_scale
+from volumes import VOLUME_WORKLOADS, create_volume_pods, is_backlog, lab_flags, prepare_volumes, volume_workload
 
 
 def perf_average(bound_ns: list[int], start_ns: int) -> tuple[float | None, int]:
@@ -115,11 +123,22 @@ def latency_phases(c: str, workload: str, args) -> bool:
     return c in LATENCY_CONTENDERS and workload == args.workloads.split(",")[0]
 
 
+def init_count(nodes: int, args) -> int:
+    return args.init_pods or INIT_PODS.get(nodes, nodes)
+
+
+def create_for(workload: str, lab, api, scheduler: str, ns: str, count: int, prefix: str = "p-") -> dict:
+    """The workload's pods: bench-ceiling create's, or with a claim each (bench/volumes.py)."""
+    if volume_workload(workload):
+        return create_volume_pods(api, scheduler, ns, count, prefix)
+    return create_pods(lab.kubeconfig, scheduler, ns, count, prefix=prefix)
+
+
 def place_initial_pods(c: str, nodes: int, args, lab, scheduler: str, watcher, init_events, res: dict) -> None:
     """SchedulingBasic's initial pods, bound by the contender and given their
     Scheduled events before the window opens."""
-    init = args.init_pods or INIT_PODS.get(nodes, nodes)
-    create_pods(lab.kubeconfig, scheduler, INIT_NS, init, prefix="i-")
+    init = init_count(nodes, args)
+    create_for(res["workload"], lab, ApiServer(lab.dir), scheduler, INIT_NS, init, prefix="i-")
     if not watcher.wait(lambda: watcher.bound_in.get(INIT_NS, 0) >= init, 120 + init / 20,
                         f"{init} initial pods bound by {LABELS[c]}"):
         raise RuntimeError("the initial pods were not all bound")
@@ -225,7 +244,7 @@ def is_incomplete(res: dict, c: str, workload: str, args) -> bool:
 def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int, args, work: Path) -> dict:
     work.mkdir(parents=True)
     scheduler = f"bench-{c}-{run}"
-    backlog = workload == "backlog"
+    backlog = is_backlog(workload)
     res: dict = {"contender": c, "setting": setting, "workload": workload, "nodes": nodes, "pods": pods, "run": run,
                  "scheduler_name": scheduler,
                  # other work on the machine shows here first: the figures are only comparable when it is low
@@ -233,23 +252,22 @@ def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int
     all_cpus = os.sched_getaffinity(0)
     lab_cpus, contender_cpus = setting_cpus(setting)
     res["lab_cpus"], res["contender_cpus"] = sorted(lab_cpus), sorted(contender_cpus)
-    lab = Lab(work, nodes)
-    watcher = None
-    events = init_events = None
-    proc = None
-    page = None
+    lab = Lab(work, nodes, lab_flags(workload))
+    watcher = events = init_events = proc = page = None
     try:
         # This process, and so the lab, the watcher and the creator it starts, on the lab's CPUs.
         os.sched_setaffinity(0, lab_cpus)
         lab.start(timeout=300)  # 5 000 nodes take a while to create
         res["lab_ready_s"] = round(lab.ready_seconds, 2)
+        api = ApiServer(lab.dir)
+        # a volume workload's volumes and claims, all Bound before the contender starts and before any pod
+        res.update(prepare_volumes(api, workload, {INIT_NS: 0 if backlog else init_count(nodes, args), TPUT_NS: pods}))
         if backlog:  # every measured pod pending before the contender starts
-            res.update(creation(create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)))
+            res.update(creation(create_for(workload, lab, api, scheduler, TPUT_NS, pods)))
         watcher = Watcher(work, lab.kubeconfig, scheduler)
         if not watcher.wait(lambda: watcher.synced is not None and len(watcher.seen) >= (pods if backlog else 0),
                             60, "the watcher's list"):
             raise RuntimeError("the watcher did not list the pods")
-        api = ApiServer(lab.dir)
         events = ScheduledEvents(api, TPUT_NS) if c != "ceiling" else None  # the ceiling posts no events
         # SchedulingBasic's initial pods are done when bound and given their events, as the measured pods are:
         # events held past the last initial bind would otherwise be counted in the measured window.
@@ -272,7 +290,7 @@ def measure(c: str, setting: str, workload: str, nodes: int, pods: int, run: int
             cpu0 = proc_cpu_seconds(proc.pid) or 0.0
             lab_cpu0, busy0, counters0 = proc_cpu_seconds(lab.pid), machine_busy_seconds(), api.counters()
             start_ns = time.time_ns()
-            res.update(creation(create_pods(lab.kubeconfig, scheduler, TPUT_NS, pods)))
+            res.update(creation(create_for(workload, lab, api, scheduler, TPUT_NS, pods)))
         ok = wait_whole_job(c, pods, args, watcher, events)
         # The whole job is done: CPU, memory and the server's counters, all at this one point.
         job_done_figures(res, proc, lab, api, cpu0, (lab_cpu0, busy0, counters0))
@@ -375,7 +393,10 @@ def parser() -> argparse.ArgumentParser:
                     "contender alone on the other half); default both")
     ap.add_argument("--workloads", default=",".join(WORKLOADS),
                     help="basic (SchedulingBasic: initial pods placed, then the measured pods created while the "
-                    "contender runs) and/or backlog (the measured pods all pending before it starts); default both")
+                    "contender runs) and/or backlog (the measured pods all pending before it starts); default both. "
+                    "Not in the default: " + ", ".join(VOLUME_WORKLOADS) + " (scheduler_perf's volume workloads, "
+                    "as basic, each pod with a pre-bound volume and claim of its own: bench/volumes.py), and each "
+                    "as NAME-backlog")
     ap.add_argument("--latency-rate", type=rates, default=rates("100,500"),
                     help="pods/s of the latency phases, comma-separated (default 100,500); 0: none")
     ap.add_argument("--latency-pods", type=int, default=1000, help="pods created in each latency phase (default 1000)")
@@ -411,7 +432,7 @@ def chosen(ap, args):
             ap.error(f"unknown setting {x}")
     workloads = [x for x in args.workloads.split(",") if x]
     for x in workloads:
-        if x not in WORKLOADS:
+        if x not in WORKLOADS and volume_workload(x) is None:
             ap.error(f"unknown workload {x}")
     if "dedicated" in settings and len(os.sched_getaffinity(0)) < 2:
         ap.error("--settings dedicated needs 2 CPUs or more")
