@@ -27,11 +27,6 @@ bool waits_for_first_consumer(const kube::PersistentVolumeClaim& c, const Cluste
   return sc != nullptr && sc->wait_for_first_consumer;
 }
 
-// IsVolumeBoundToClaim, on the claimRef the decisions see.
-bool bound_to(const std::optional<kube::ClaimRef>& ref, const kube::PersistentVolumeClaim& c) {
-  return ref && ref->name == c.name && ref->ns == c.ns && (ref->uid.empty() || ref->uid == c.uid);
-}
-
 // v1helper.MatchTopologySelectorTerms: no terms match every node.
 bool topology_allows(const kube::StorageClass& sc, const kube::Node& node) {
   if (sc.allowed_topologies.empty()) return true;
@@ -51,6 +46,10 @@ const std::optional<kube::ClaimRef>& claim_ref(const VolumeAssumptions* a, const
 }
 
 }  // namespace
+
+bool volume_bound_to(const std::optional<kube::ClaimRef>& ref, const kube::PersistentVolumeClaim& c) {
+  return ref && ref->name == c.name && ref->ns == c.ns && (ref->uid.empty() || ref->uid == c.uid);
+}
 
 bool volume_fits(const kube::PersistentVolume& pv, const kube::Node& node) {
   return !pv.has_node_affinity || std::any_of(pv.node_affinity.begin(), pv.node_affinity.end(),
@@ -130,7 +129,7 @@ const kube::PersistentVolume* VolumeBinding::match(const kube::PersistentVolumeC
     if (pv->storage_class_name != *c.storage_class_name) continue;
     if (std::find(chosen.begin(), chosen.end(), pv) != chosen.end()) continue;
     const std::optional<kube::ClaimRef>& ref = claim_ref(assumed_, *pv);
-    const bool prebound = bound_to(ref, c);
+    const bool prebound = volume_bound_to(ref, c);
     if (ref && !prebound) continue;
     if (pv->capacity < c.storage_request || pv->block != c.block) continue;
     if (pv->attributes_class != c.attributes_class || pv->deleting) continue;

@@ -211,7 +211,7 @@ std::unique_ptr<PreBind> VolumeBinding::reserve(const kube::Pod& /*pod*/, const 
   auto work = std::make_unique<VolumePreBind>(*objects_, assumed, ni.node, timeout_);
   for (const auto& [pv, c] : chosen.bind) {
     const kube::ClaimRef ref{c->ns, c->name, c->uid};
-    const bool prebound = pv->claim_ref && pv->claim_ref->name == c->name && pv->claim_ref->ns == c->ns;
+    const bool prebound = volume_bound_to(pv->claim_ref, *c);  // then not marked bound-by-controller
     work->bind.push_back({pv->name, pv->resource_version, ref, c->resource_version, prebound});
     if (assumed != nullptr) assumed->assume_volume(*pv, ref);
   }

@@ -40,6 +40,10 @@ namespace toysched::sched {
 // every node; one with it, a node matching any of its terms.
 bool volume_fits(const kube::PersistentVolume& pv, const kube::Node& node);
 
+// IsVolumeBoundToClaim: `ref` (a volume's claimRef) names the claim, and
+// its uid if it has one.
+bool volume_bound_to(const std::optional<kube::ClaimRef>& ref, const kube::PersistentVolumeClaim& c);
+
 // What one node needs for the pod's unbound claims (upstream's PodVolumes).
 struct PodVolumes {
   std::vector<std::pair<const kube::PersistentVolume*, const kube::PersistentVolumeClaim*>> bind;  // static
